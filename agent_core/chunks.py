@@ -1,0 +1,140 @@
+"""The chunk protocol: what a run streams, with Mastra's names and camelCase JSON keys."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from agent_core.models import Usage
+
+ChunkType = Literal[
+    "start", "step-start", "text-delta", "tool-call", "tool-call-approval", "tool-call-suspended",
+    "tool-result", "tool-error", "tool-output-denied", "step-finish", "finish", "error",
+]
+
+
+class Payload(BaseModel):
+    """Base of chunk payloads: snake_case in Python, camelCase in JSON (``by_alias=True``)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, serialize_by_alias=False)
+
+
+class StartPayload(Payload):
+    agent_id: str
+
+
+class StepStartPayload(Payload):
+    step: int
+
+
+class TextDeltaPayload(Payload):
+    text: str
+
+
+class ToolCallPayload(Payload):
+    tool_call_id: str
+    tool_name: str
+    args: dict[str, Any]
+
+
+class ToolCallApprovalPayload(Payload):
+    tool_call_id: str
+    tool_name: str
+    args: dict[str, Any]
+    fingerprint: str
+    resume_schema: dict[str, Any] | None = None
+    agent_path: list[str] = Field(default_factory=list)
+
+
+class ToolCallSuspendedPayload(Payload):
+    tool_call_id: str
+    tool_name: str
+    args: dict[str, Any]
+    suspend_payload: Any = None
+    resume_schema: dict[str, Any] | None = None
+    agent_path: list[str] = Field(default_factory=list)
+
+
+class ToolResultPayload(Payload):
+    tool_call_id: str
+    tool_name: str
+    result: Any = None
+    is_error: bool = False
+
+
+class ToolErrorPayload(Payload):
+    tool_call_id: str
+    tool_name: str
+    error: str
+
+
+class ToolOutputDeniedPayload(Payload):
+    tool_call_id: str
+    tool_name: str
+    args: dict[str, Any]
+    reason: str
+
+
+class StepFinishPayload(Payload):
+    step: int
+    finish_reason: str
+
+
+class FinishPayload(Payload):
+    finish_reason: str
+    usage: Usage = Field(default_factory=Usage)
+
+
+class ErrorPayload(Payload):
+    error: str
+    code: str | None = None
+
+
+AnyPayload = (
+    StartPayload | StepStartPayload | TextDeltaPayload | ToolCallPayload | ToolCallApprovalPayload
+    | ToolCallSuspendedPayload | ToolResultPayload | ToolErrorPayload | ToolOutputDeniedPayload
+    | StepFinishPayload | FinishPayload | ErrorPayload
+)
+
+PAYLOAD_TYPES: dict[str, type[Payload]] = {
+    "start": StartPayload,
+    "step-start": StepStartPayload,
+    "text-delta": TextDeltaPayload,
+    "tool-call": ToolCallPayload,
+    "tool-call-approval": ToolCallApprovalPayload,
+    "tool-call-suspended": ToolCallSuspendedPayload,
+    "tool-result": ToolResultPayload,
+    "tool-error": ToolErrorPayload,
+    "tool-output-denied": ToolOutputDeniedPayload,
+    "step-finish": StepFinishPayload,
+    "finish": FinishPayload,
+    "error": ErrorPayload,
+}
+
+
+class Chunk(BaseModel):
+    """One streamed event. ``from_`` is ``"AGENT"`` (JSON key ``from``) as in Mastra."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    type: ChunkType
+    run_id: str = Field(alias="runId")
+    from_: str = Field(default="AGENT", alias="from")
+    payload: AnyPayload
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Chunk:
+        """Rebuild a chunk from its JSON form (camelCase or snake_case), picking the payload by type."""
+        ptype = PAYLOAD_TYPES[data["type"]]
+        payload = ptype.model_validate(data.get("payload") or {})
+        return cls(type=data["type"], run_id=data.get("runId", data.get("run_id", "")),
+                   from_=data.get("from", data.get("from_", "AGENT")), payload=payload)
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True)
+
+
+def make_chunk(type_: ChunkType, run_id: str, **fields: Any) -> Chunk:
+    return Chunk.model_construct(type=type_, run_id=run_id, from_="AGENT", payload=PAYLOAD_TYPES[type_](**fields))

@@ -1,0 +1,87 @@
+"""Typed errors of the runtime. Each has a stable ``code``; messages name the run and store."""
+
+from __future__ import annotations
+
+from storage.errors import SchemaTooNew, StorageError, StoreClosed, WardenError
+
+__all__ = [
+    "AgentNotFound",
+    "AlreadyDecided",
+    "AmbiguousToolCall",
+    "CorruptSnapshot",
+    "FingerprintMismatch",
+    "InvalidToolDefinition",
+    "ModelError",
+    "ProviderConfigError",
+    "ResumeDataInvalid",
+    "SchemaTooNew",
+    "SnapshotNotFound",
+    "StorageError",
+    "StoreClosed",
+    "SuspendPayloadInvalid",
+    "ToolCallNotSuspended",
+    "WardenError",
+    "WrongDecisionKind",
+]
+
+
+class SnapshotNotFound(WardenError):
+    code = "AGENT_RESUME_NO_SNAPSHOT_FOUND"
+
+
+class ToolCallNotSuspended(WardenError):
+    code = "AGENT_RESUME_TOOL_CALL_NOT_SUSPENDED"
+
+
+class AlreadyDecided(WardenError):
+    code = "AGENT_TOOL_CALL_ALREADY_DECIDED"
+
+
+class FingerprintMismatch(WardenError):
+    code = "AGENT_APPROVAL_FINGERPRINT_MISMATCH"
+
+
+class ResumeDataInvalid(WardenError):
+    code = "AGENT_RESUME_DATA_INVALID"
+
+    def __init__(self, message: str, *, errors: list[dict] | None = None) -> None:
+        super().__init__(message)
+        self.errors = errors or []
+
+
+class SuspendPayloadInvalid(WardenError):
+    code = "TOOL_SUSPEND_PAYLOAD_INVALID"
+
+
+class WrongDecisionKind(WardenError):
+    """Approving a call that waits for resume data, or resuming one that waits for approval."""
+
+    code = "AGENT_WRONG_DECISION_KIND"
+
+
+class AmbiguousToolCall(WardenError):
+    code = "AGENT_AMBIGUOUS_TOOL_CALL"
+
+
+class CorruptSnapshot(WardenError):
+    code = "AGENT_SNAPSHOT_CORRUPT"
+
+
+class AgentNotFound(WardenError):
+    code = "AGENT_NOT_FOUND"
+
+
+class InvalidToolDefinition(WardenError):
+    code = "TOOL_DEFINITION_INVALID"
+
+
+class ModelError(WardenError):
+    """The model (or its provider) failed; the run ends with an ``error`` chunk."""
+
+    code = "MODEL_ERROR"
+
+
+class ProviderConfigError(WardenError):
+    """A model string names an unknown provider, or a needed key/setting is missing."""
+
+    code = "PROVIDER_CONFIG_ERROR"

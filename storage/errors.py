@@ -1,0 +1,39 @@
+"""Root of Warden's error hierarchy.
+
+It lives in the lowest layer so that storage, the runtime and the console all
+raise errors that share one base (``agent_core`` re-exports it as
+``WardenError``) without ``storage`` importing anything above it.
+"""
+
+from __future__ import annotations
+
+
+class WardenError(Exception):
+    """Base of every error Warden raises; ``code`` is a stable string for programs."""
+
+    code: str = "WARDEN_ERROR"
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+
+    @property
+    def message(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class StorageError(WardenError):
+    """The store could not do what was asked (closed, unreadable, newer schema)."""
+
+    code = "STORAGE_ERROR"
+
+
+class StoreClosed(StorageError):
+    code = "STORAGE_CLOSED"
+
+
+class SchemaTooNew(StorageError):
+    """The database was written by a newer Warden: refuse rather than corrupt it."""
+
+    code = "STORAGE_SCHEMA_TOO_NEW"
