@@ -1,0 +1,42 @@
+"""Warden's client SDK: call a Warden server with the same method names as ``agent_core.Agent``.
+
+    async with WardenClient("http://127.0.0.1:4111", token="...") as client:
+        ops = client.agent("ops")
+        stream = await ops.stream("delete record 7", require_tool_approval=True)
+        async for chunk in stream.full_stream:          # agent_core.chunks.Chunk
+            ...
+        await (await ops.approve_tool_call(run_id=stream.run_id)).consume()
+
+HTTP errors come back as the runtime's own ``WardenError`` subclasses (by ``code``).
+"""
+
+from client._async import RemoteAgent, RemoteAgentStream, WardenClient
+from client._common import GenerateResult, SuspendedRun, SuspendedRunList, SuspendedToolCall
+from client._sync import SyncAgentStream, SyncRemoteAgent, SyncWardenClient
+from client.errors import (
+    InvalidRequest,
+    ProtocolError,
+    RequestTooLarge,
+    RouteNotFound,
+    ServerError,
+    Unauthorized,
+)
+
+__all__ = [
+    "GenerateResult",
+    "InvalidRequest",
+    "ProtocolError",
+    "RemoteAgent",
+    "RemoteAgentStream",
+    "RequestTooLarge",
+    "RouteNotFound",
+    "ServerError",
+    "SuspendedRun",
+    "SuspendedRunList",
+    "SuspendedToolCall",
+    "SyncAgentStream",
+    "SyncRemoteAgent",
+    "SyncWardenClient",
+    "Unauthorized",
+    "WardenClient",
+]

@@ -1,0 +1,188 @@
+"""What the async and sync clients share: request bodies, result models, stream state."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from agent_core.chunks import PAYLOAD_TYPES, Chunk, Payload
+from agent_core.models import Message, Usage
+from client.errors import ProtocolError, error_from_response
+
+RUN_ID_HEADER = "x-warden-run-id"
+API = "/api/agents"
+
+
+def normalize_base_url(base_url: str) -> str:
+    base = base_url.rstrip("/")
+    return base[: -len("/api")] if base.endswith("/api") else base
+
+
+def auth_headers(token: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+def stream_timeout(t: httpx.Timeout) -> httpx.Timeout:
+    """A stream may wait long between chunks (a slow model): no read timeout."""
+    return httpx.Timeout(connect=t.connect, read=None, write=t.write, pool=t.pool)
+
+
+def raise_for_status(response: httpx.Response) -> None:
+    if response.status_code >= 400:
+        raise error_from_response(response.status_code, response.content)
+
+
+def json_of(response: httpx.Response) -> Any:
+    raise_for_status(response)
+    try:
+        return response.json()
+    except ValueError as exc:
+        raise ProtocolError(f"server answered {response.status_code} with a body that is not JSON") from exc
+
+
+def message_json(m: Any) -> Any:
+    if isinstance(m, Message):
+        return {"role": m.role, "content": m.content}
+    return m
+
+
+def stream_body(
+    messages: str | Sequence[Any],
+    *,
+    thread_id: str | None,
+    resource_id: str | None,
+    require_tool_approval: bool,
+    max_steps: int,
+    request_context: dict[str, Any] | None,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "messages": messages if isinstance(messages, str) else [message_json(m) for m in messages],
+        "requireToolApproval": require_tool_approval,
+        "maxSteps": max_steps,
+    }
+    if thread_id is not None:
+        body["threadId"] = thread_id
+        body["memory"] = {"thread": thread_id, **({"resource": resource_id} if resource_id else {})}
+    if resource_id is not None:
+        body["resourceId"] = resource_id
+    if request_context is not None:
+        body["requestContext"] = request_context
+    return body
+
+
+def drop_none(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if v is not None}
+
+
+class _CamelModel(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+
+
+class SuspendedToolCall(_CamelModel):
+    tool_call_id: str
+    tool_name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    requires_approval: bool = False
+    suspend_payload: Any = None
+    fingerprint: str | None = None
+    agent_path: list[str] = Field(default_factory=list)
+
+
+class SuspendedRun(_CamelModel):
+    run_id: str
+    agent_id: str | None = None
+    thread_id: str | None = None
+    resource_id: str | None = None
+    suspended_at: datetime | None = None
+    tool_calls: list[SuspendedToolCall] = Field(default_factory=list)
+
+
+class SuspendedRunList(_CamelModel):
+    runs: list[SuspendedRun] = Field(default_factory=list)
+    total: int = 0
+
+
+class GenerateResult(_CamelModel):
+    """The JSON of a ``/generate``-style route, with the same attribute names as the runtime's."""
+
+    text: str = ""
+    finish_reason: str | None = None
+    suspend_payload: Any = None
+    run_id: str = ""
+    steps: list[Any] = Field(default_factory=list)
+    tool_calls: list[Any] = Field(default_factory=list)
+    tool_results: list[Any] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> GenerateResult:
+        data = dict(data)
+        payload = data.get("suspendPayload")
+        kind = data.get("suspendType")
+        if isinstance(payload, dict) and kind in PAYLOAD_TYPES:
+            data["suspendPayload"] = PAYLOAD_TYPES[kind].model_validate(payload)
+        usage = data.get("usage")
+        if isinstance(usage, dict):
+            data["usage"] = Usage(
+                input_tokens=usage.get("inputTokens", usage.get("input_tokens", 0)) or 0,
+                output_tokens=usage.get("outputTokens", usage.get("output_tokens", 0)) or 0,
+            )
+        elif usage is None:
+            data.pop("usage", None)
+        return cls.model_validate(data)
+
+
+class StreamState:
+    """Chunks read so far and what they say about the run (``status``, ``finish_reason``, ...)."""
+
+    def __init__(self, run_id: str | None) -> None:
+        self.run_id: str = run_id or ""
+        self.chunks: list[Chunk] = []
+        self.done = False
+        self.status: str | None = None
+        self.finish_reason: str | None = None
+        self.suspend_payload: Payload | None = None
+        self._finished = False
+        self._failed = False
+
+    def add(self, data: dict[str, Any]) -> None:
+        if data.get("type") not in PAYLOAD_TYPES:
+            return  # a chunk type this client does not know: skip it (forward compatible)
+        chunk = Chunk.from_json(data)
+        if not self.run_id:
+            self.run_id = chunk.run_id
+        if chunk.type == "finish":
+            self._finished = True
+            self.finish_reason = chunk.payload.finish_reason  # type: ignore[union-attr]
+        elif chunk.type == "error":
+            self._failed = True
+        elif chunk.type in ("tool-call-approval", "tool-call-suspended"):
+            self.suspend_payload = chunk.payload
+        self.chunks.append(chunk)
+
+    def end(self) -> None:
+        if self.done:
+            return
+        self.done = True
+        if self._finished:
+            self.status = "finished"
+            if self.finish_reason != "suspended":
+                self.suspend_payload = None
+        elif self._failed:
+            self.status = "failed"
+            self.finish_reason = self.finish_reason or "error"
+        elif self.suspend_payload is not None:
+            self.status = "suspended"
+            self.finish_reason = "suspended"
+        else:
+            self.status = "failed"
+            self.finish_reason = self.finish_reason or "error"
+
+    @staticmethod
+    def text_of(chunks: Sequence[Chunk]) -> str:
+        return "".join(c.payload.text for c in chunks if c.type == "text-delta")  # type: ignore[union-attr]

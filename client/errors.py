@@ -1,0 +1,120 @@
+"""HTTP error answers -> the same ``WardenError`` subclasses the runtime raises, chosen by ``code``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import agent_core.errors as core_errors
+from agent_core.errors import WardenError
+
+
+class Unauthorized(WardenError):
+    """401: no bearer token, or not the right one."""
+
+    code = "UNAUTHORIZED"
+
+
+class RequestTooLarge(WardenError):
+    """413: the request body is over the server's limit."""
+
+    code = "REQUEST_TOO_LARGE"
+
+
+class InvalidRequest(WardenError):
+    """422: the body or query string does not validate."""
+
+    code = "INVALID_REQUEST"
+
+
+class RouteNotFound(WardenError):
+    """404 on a path the server does not serve (not an unknown agent or run: those have their own codes)."""
+
+    code = "NOT_FOUND"
+
+
+class ServerError(WardenError):
+    """5xx without a more specific code."""
+
+    code = "INTERNAL_ERROR"
+
+
+class ProtocolError(WardenError):
+    """The server answered something that is not Warden's API (wrong content type, bad JSON)."""
+
+    code = "CLIENT_PROTOCOL_ERROR"
+
+
+def _subclasses(cls: type[WardenError]) -> list[type[WardenError]]:
+    out: list[type[WardenError]] = []
+    for sub in cls.__subclasses__():
+        out.append(sub)
+        out.extend(_subclasses(sub))
+    return out
+
+
+def _registry() -> dict[str, type[WardenError]]:
+    reg: dict[str, type[WardenError]] = {}
+    # Warden's own classes first (agent_core.errors re-exports storage's), then any others.
+    for name in getattr(core_errors, "__all__", ()):
+        cls = getattr(core_errors, name, None)
+        if isinstance(cls, type) and issubclass(cls, WardenError):
+            reg.setdefault(cls.code, cls)
+    for cls in (Unauthorized, RequestTooLarge, InvalidRequest, RouteNotFound, ServerError, ProtocolError):
+        reg.setdefault(cls.code, cls)
+    for cls in _subclasses(WardenError):
+        reg.setdefault(cls.code, cls)
+    return reg
+
+
+def error_class(code: str) -> type[WardenError]:
+    return _registry().get(code, WardenError)
+
+
+def error_from_response(status: int, content: bytes) -> WardenError:
+    """Build the exception for a non-2xx answer; ``.status_code`` and ``.details`` are attached."""
+    code, message, details = None, None, None
+    try:
+        data: Any = json.loads(content) if content else None
+    except (ValueError, UnicodeDecodeError):
+        data = None
+    if isinstance(data, dict) and isinstance(data.get("error"), dict):
+        err = data["error"]
+        code, message, details = err.get("code"), err.get("message"), err.get("details")
+    elif isinstance(data, dict) and isinstance(data.get("error"), str):  # Mastra's own form
+        message = data["error"]
+    if not code:
+        code = {
+            401: Unauthorized.code,
+            404: RouteNotFound.code,
+            413: RequestTooLarge.code,
+            422: InvalidRequest.code,
+        }.get(status, ServerError.code if status >= 500 else "HTTP_ERROR")
+    if not message:
+        message = f"HTTP {status}: {content[:200].decode('utf-8', 'replace')}"
+    cls = error_class(code)
+    exc: WardenError
+    try:
+        if cls is core_errors.ResumeDataInvalid:
+            exc = cls(message, errors=details if isinstance(details, list) else None)
+        elif cls is WardenError:
+            exc = WardenError(message, code=code)
+        else:
+            exc = cls(message)
+    except TypeError:
+        exc = WardenError(message, code=code)
+    exc.status_code = status  # type: ignore[attr-defined]
+    exc.details = details  # type: ignore[attr-defined]
+    return exc
+
+
+__all__ = [
+    "InvalidRequest",
+    "ProtocolError",
+    "RequestTooLarge",
+    "RouteNotFound",
+    "ServerError",
+    "Unauthorized",
+    "error_class",
+    "error_from_response",
+]

@@ -1,0 +1,42 @@
+"""``python -m server --app module:runtime [--host H] [--port P] [--token T]``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from server.app import DEFAULT_MAX_BODY_BYTES
+from server.cli import TOKEN_ENV, ServeError, serve
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m server", description="Serve a Warden Runtime over HTTP.")
+    p.add_argument("--app", required=True, help="the Runtime to serve, as module:attribute")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=4111, help="port (default 4111; 0 picks a free one)")
+    p.add_argument("--token", default=None, help=f"bearer token clients must send (default: ${TOKEN_ENV})")
+    p.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=DEFAULT_MAX_BODY_BYTES,
+        help="largest accepted request body (default 1 MiB)",
+    )
+    p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    args = p.parse_args(argv)
+    try:
+        serve(
+            args.app,
+            args.host,
+            args.port,
+            args.token,
+            max_body_bytes=args.max_body_bytes,
+            log_level=args.log_level,
+        )
+    except ServeError as exc:
+        print(f"warden serve: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

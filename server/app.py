@@ -1,0 +1,463 @@
+"""The Starlette application: Mastra-compatible agent routes under ``/api``."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from agent_core.errors import AgentNotFound, SnapshotNotFound, WardenError
+from server import errors as E
+from server.middleware import BearerAuthMiddleware, BodySizeLimitMiddleware
+from server.schemas import (
+    ApproveBody,
+    DeclineBody,
+    ResumeBody,
+    SendToolApprovalBody,
+    StreamBody,
+    SuspendedRunsQuery,
+)
+from server.serialize import camel, generate_result_json, suspended_run_list_json
+from server.sse import StreamPump, sse_response
+
+log = logging.getLogger("warden.server")
+
+DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+SHUTDOWN_GRACE_SECONDS = 30.0
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class InvalidBody(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass(frozen=True)
+class RouteSpec:
+    """One API route; also the source of ``/openapi.json``."""
+
+    method: str
+    path: str
+    name: str
+    summary: str
+    body: type[BaseModel] | None = None
+    query: type[BaseModel] | None = None
+    response: str = "json"  # "json" | "sse"
+    auth: bool = True
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers
+
+
+def _runtime(request: Request) -> Any:
+    return request.app.state.runtime
+
+
+def _agent(request: Request) -> tuple[str, Any]:
+    key = request.path_params["agent_id"]
+    runtime = _runtime(request)
+    agent = runtime.get_agent(key)  # raises AgentNotFound
+    if agent is None:  # defensive: a runtime that returns None instead of raising
+        raise AgentNotFound(f"no agent {key!r} in this runtime")
+    return key, agent
+
+
+async def _body(request: Request, model: type[M]) -> M:
+    raw = await request.body()
+    if not raw.strip():
+        raise InvalidBody("request body is empty; a JSON object is required")
+    try:
+        data = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InvalidBody(f"request body is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise InvalidBody("request body must be a JSON object")
+    return model.model_validate(data)
+
+
+async def _check_owner(request: Request, agent_key: str, agent: Any, run_id: str) -> None:
+    """A run is decided or resumed only under the agent it belongs to (404 otherwise).
+
+    A run that is no longer suspended is left to the agent's own method, which
+    answers ``AlreadyDecided`` (a decision on a call that was decided, from
+    the audit log) or ``SnapshotNotFound``.
+    """
+    try:
+        run = await _runtime(request).get_suspended_run(run_id)
+    except SnapshotNotFound:
+        return
+    owners = {agent_key, getattr(agent, "id", agent_key)}
+    if getattr(run, "agent_id", None) not in owners:
+        raise SnapshotNotFound(f"no suspended run {run_id!r} for agent {agent_key!r}")
+
+
+def _stream_response(request: Request, stream: Any) -> Response:
+    return sse_response(StreamPump(stream, request.app.state.stream_tasks))
+
+
+# ---------------------------------------------------------------------------------------------
+# handlers
+
+
+async def health(request: Request) -> Response:
+    return JSONResponse({"status": "ok", "agents": len(_runtime(request).agents)})
+
+
+def _tool_info(name: str, tool: Any) -> dict[str, Any]:
+    info: dict[str, Any] = {"id": getattr(tool, "id", name), "description": getattr(tool, "description", "")}
+    req = getattr(tool, "require_approval", None)
+    if req is not None:
+        info["requireApproval"] = req
+    schema = getattr(tool, "input_schema", None)
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        info["inputSchema"] = schema.model_json_schema()
+    elif isinstance(schema, dict):
+        info["inputSchema"] = schema
+    return info
+
+
+async def list_agents(request: Request) -> Response:
+    out: dict[str, Any] = {}
+    for key, agent in _runtime(request).agents.items():
+        tools = getattr(agent, "tools", None) or {}
+        if not isinstance(tools, dict):
+            tools = {getattr(t, "id", str(i)): t for i, t in enumerate(tools)}
+        subagents = getattr(agent, "agents", None) or {}
+        model = getattr(agent, "model", None)
+        out[key] = {
+            "id": getattr(agent, "id", key),
+            "name": getattr(agent, "name", None) or key,
+            "instructions": getattr(agent, "instructions", None),
+            "modelId": getattr(model, "model_id", model if isinstance(model, str) else None),
+            "tools": {name: _tool_info(name, t) for name, t in tools.items()},
+            "agents": {
+                name: {"id": getattr(a, "id", name), "name": getattr(a, "name", name)}
+                for name, a in (subagents.items() if isinstance(subagents, dict) else [])
+            },
+        }
+    return JSONResponse(out)
+
+
+def _stream_kwargs(body: StreamBody) -> dict[str, Any]:
+    return {
+        "thread_id": body.resolved_thread_id(),
+        "resource_id": body.resolved_resource_id(),
+        "require_tool_approval": body.require_tool_approval,
+        "max_steps": body.max_steps,
+        "request_context": body.request_context,
+    }
+
+
+async def stream(request: Request) -> Response:
+    _, agent = _agent(request)
+    body = await _body(request, StreamBody)
+    s = await agent.stream(body.messages_arg(), **_stream_kwargs(body))
+    return _stream_response(request, s)
+
+
+async def generate(request: Request) -> Response:
+    _, agent = _agent(request)
+    body = await _body(request, StreamBody)
+    result = await agent.generate(body.messages_arg(), **_stream_kwargs(body))
+    return JSONResponse(generate_result_json(result))
+
+
+async def _approve(request: Request, method: str) -> Any:
+    key, agent = _agent(request)
+    body = await _body(request, ApproveBody)
+    await _check_owner(request, key, agent, body.run_id)
+    return await getattr(agent, method)(
+        run_id=body.run_id, tool_call_id=body.tool_call_id, fingerprint=body.fingerprint
+    )
+
+
+async def _decline(request: Request, method: str) -> Any:
+    key, agent = _agent(request)
+    body = await _body(request, DeclineBody)
+    await _check_owner(request, key, agent, body.run_id)
+    return await getattr(agent, method)(
+        run_id=body.run_id, tool_call_id=body.tool_call_id, reason=body.reason
+    )
+
+
+async def _resume(request: Request, method: str) -> Any:
+    key, agent = _agent(request)
+    body = await _body(request, ResumeBody)
+    await _check_owner(request, key, agent, body.run_id)
+    return await getattr(agent, method)(body.resume_data, run_id=body.run_id, tool_call_id=body.tool_call_id)
+
+
+async def approve_tool_call(request: Request) -> Response:
+    return _stream_response(request, await _approve(request, "approve_tool_call"))
+
+
+async def decline_tool_call(request: Request) -> Response:
+    return _stream_response(request, await _decline(request, "decline_tool_call"))
+
+
+async def resume_stream(request: Request) -> Response:
+    return _stream_response(request, await _resume(request, "resume_stream"))
+
+
+async def approve_tool_call_generate(request: Request) -> Response:
+    return JSONResponse(generate_result_json(await _approve(request, "approve_tool_call_generate")))
+
+
+async def decline_tool_call_generate(request: Request) -> Response:
+    return JSONResponse(generate_result_json(await _decline(request, "decline_tool_call_generate")))
+
+
+async def resume_generate(request: Request) -> Response:
+    return JSONResponse(generate_result_json(await _resume(request, "resume_generate")))
+
+
+async def send_tool_approval(request: Request) -> Response:
+    key, agent = _agent(request)
+    body = await _body(request, SendToolApprovalBody)
+    if body.run_id:
+        await _check_owner(request, key, agent, body.run_id)
+    s = await agent.send_tool_approval(
+        thread_id=body.resolved_thread_id(),
+        resource_id=body.resolved_resource_id(),
+        approved=body.approved,
+        tool_call_id=body.tool_call_id,
+        run_id=body.run_id,
+        resume_data=body.resume_data,
+    )
+    pump = StreamPump(s, request.app.state.stream_tasks)
+    await pump.wait()  # the run continues even if this request is dropped
+    chunks = []
+    while not pump.queue.empty():
+        item = pump.queue.get_nowait()
+        if isinstance(item, dict):
+            chunks.append(item)
+    out: dict[str, Any] = {
+        "accepted": True,
+        "runId": pump.run_id,
+        "status": camel(getattr(s, "status", None)),
+    }
+    if body.tool_call_id:
+        out["toolCallId"] = body.tool_call_id
+    out["chunks"] = chunks
+    return JSONResponse(out)
+
+
+async def suspended_runs(request: Request) -> Response:
+    _key, agent = _agent(request)
+    q = SuspendedRunsQuery.model_validate(dict(request.query_params))
+    result = await agent.list_suspended_runs(
+        thread_id=q.thread_id, resource_id=q.resource_id, page=q.page, per_page=q.per_page
+    )
+    return JSONResponse(suspended_run_list_json(result))
+
+
+async def openapi(request: Request) -> Response:
+    from server.openapi import build_openapi
+
+    return JSONResponse(build_openapi(ROUTES))
+
+
+# ---------------------------------------------------------------------------------------------
+# routes
+
+A = "/api/agents/{agent_id}"
+ROUTES: list[tuple[RouteSpec, Callable[[Request], Awaitable[Response]]]] = [
+    (RouteSpec("GET", "/health", "health", "Liveness; no token needed", auth=False), health),
+    (RouteSpec("GET", "/openapi.json", "openapi", "This document"), openapi),
+    (RouteSpec("GET", "/api/agents", "listAgents", "Agents of the runtime, keyed by agent id"), list_agents),
+    (
+        RouteSpec(
+            "POST", f"{A}/stream", "stream", "Start a run; server-sent chunks", StreamBody, response="sse"
+        ),
+        stream,
+    ),
+    (RouteSpec("POST", f"{A}/generate", "generate", "Start a run; the whole result", StreamBody), generate),
+    (
+        RouteSpec(
+            "POST",
+            f"{A}/approve-tool-call",
+            "approveToolCall",
+            "Approve a pending call; chunks",
+            ApproveBody,
+            response="sse",
+        ),
+        approve_tool_call,
+    ),
+    (
+        RouteSpec(
+            "POST",
+            f"{A}/decline-tool-call",
+            "declineToolCall",
+            "Decline a pending call; chunks",
+            DeclineBody,
+            response="sse",
+        ),
+        decline_tool_call,
+    ),
+    (
+        RouteSpec(
+            "POST",
+            f"{A}/resume-stream",
+            "resumeStream",
+            "Resume a suspended tool with data; chunks",
+            ResumeBody,
+            response="sse",
+        ),
+        resume_stream,
+    ),
+    (
+        RouteSpec(
+            "POST",
+            f"{A}/approve-tool-call-generate",
+            "approveToolCallGenerate",
+            "Approve a pending call; the whole result",
+            ApproveBody,
+        ),
+        approve_tool_call_generate,
+    ),
+    (
+        RouteSpec(
+            "POST",
+            f"{A}/decline-tool-call-generate",
+            "declineToolCallGenerate",
+            "Decline a pending call; the whole result",
+            DeclineBody,
+        ),
+        decline_tool_call_generate,
+    ),
+    (
+        RouteSpec(
+            "POST",
+            f"{A}/resume-generate",
+            "resumeGenerate",
+            "Resume a suspended tool with data; the whole result",
+            ResumeBody,
+        ),
+        resume_generate,
+    ),
+    (
+        RouteSpec(
+            "POST",
+            f"{A}/send-tool-approval",
+            "sendToolApproval",
+            "Decide the pending call of a thread; runs it to its next stop",
+            SendToolApprovalBody,
+        ),
+        send_tool_approval,
+    ),
+    (
+        RouteSpec(
+            "GET",
+            f"{A}/suspended-runs",
+            "listSuspendedRuns",
+            "Pending runs of the agent, paged",
+            query=SuspendedRunsQuery,
+        ),
+        suspended_runs,
+    ),
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# exception handlers
+
+
+async def _on_warden_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, WardenError)
+    return E.warden_error_response(exc)
+
+
+async def _on_validation_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ValidationError)
+    where = "query" if request.method == "GET" else "body"
+    return E.validation_error_response(exc, where)
+
+
+async def _on_invalid_body(request: Request, exc: Exception) -> Response:
+    return E.error_response(422, E.INVALID_REQUEST, str(exc))
+
+
+async def _on_http_exception(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    code = {404: E.NOT_FOUND, 405: E.METHOD_NOT_ALLOWED}.get(exc.status_code, E.INVALID_REQUEST)
+    return E.error_response(exc.status_code, code, str(exc.detail), headers=exc.headers)
+
+
+async def _on_exception(request: Request, exc: Exception) -> Response:
+    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    return E.error_response(500, E.INTERNAL_ERROR, "internal server error")
+
+
+def create_app(
+    runtime: Any,
+    token: str | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    *,
+    manage_runtime: bool = True,
+) -> Starlette:
+    """Build the ASGI application serving ``runtime``.
+
+    ``token``: when set, every route but ``/health`` needs ``Authorization:
+    Bearer <token>``. ``max_body_bytes``: larger request bodies get 413.
+    ``manage_runtime``: enter ``runtime`` (``async with``) for the app's
+    lifetime; pass False when the caller already owns it.
+    """
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with contextlib.AsyncExitStack() as stack:
+            if manage_runtime:
+                await stack.enter_async_context(runtime)
+            try:
+                yield
+            finally:
+                await _drain(app.state.stream_tasks)
+
+    middleware = []
+    if token:
+        middleware.append(Middleware(BearerAuthMiddleware, token=token))
+    middleware.append(Middleware(BodySizeLimitMiddleware, max_body_bytes=max_body_bytes))
+    app = Starlette(
+        routes=[Route(spec.path, handler, methods=[spec.method], name=spec.name) for spec, handler in ROUTES],
+        middleware=middleware,
+        exception_handlers={
+            WardenError: _on_warden_error,
+            ValidationError: _on_validation_error,
+            InvalidBody: _on_invalid_body,
+            HTTPException: _on_http_exception,
+            Exception: _on_exception,
+        },
+        lifespan=lifespan,
+    )
+    app.state.runtime = runtime
+    app.state.stream_tasks = set()
+    app.state.auth_required = bool(token)
+    return app
+
+
+async def _drain(tasks: set[asyncio.Task[Any]]) -> None:
+    """On shutdown, let runs whose decision was accepted finish (bounded), then cancel the rest."""
+    pending = [t for t in tasks if not t.done()]
+    if not pending:
+        return
+    log.info("waiting for %d running stream(s) to finish", len(pending))
+    _, still = await asyncio.wait(pending, timeout=SHUTDOWN_GRACE_SECONDS)
+    for t in still:
+        t.cancel()
+    if still:
+        await asyncio.gather(*still, return_exceptions=True)

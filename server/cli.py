@@ -1,0 +1,127 @@
+"""``warden serve``: load a ``Runtime`` from ``module:attr`` and serve it with uvicorn.
+
+Without a token (``--token`` or ``WARDEN_API_TOKEN``) the server refuses to
+bind anything but a loopback address, and says so. Once it accepts
+connections it prints one line ``Warden server listening on http://HOST:PORT``
+on stdout (with the real port when ``--port 0`` asked for any free one).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import ipaddress
+import logging
+import os
+import sys
+from typing import Any
+
+import uvicorn
+
+from server.app import DEFAULT_MAX_BODY_BYTES, create_app
+
+log = logging.getLogger("warden.server")
+
+TOKEN_ENV = "WARDEN_API_TOKEN"
+READY_PREFIX = "Warden server listening on "
+
+
+class ServeError(Exception):
+    """The server cannot start as asked (bad ``--app``, or no token on a public address)."""
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def load_runtime(spec: str) -> Any:
+    """``"package.module:attr"`` -> the object; a callable (factory) is called with no arguments."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise ServeError(f"--app must look like 'module:attribute', got {spec!r}")
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ServeError(f"cannot import {module_name!r}: {exc}") from exc
+    obj: Any = module
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError as exc:
+            raise ServeError(f"module {module_name!r} has no attribute {attr!r}") from exc
+    if callable(obj) and not hasattr(obj, "agents"):
+        obj = obj()
+    if inspect.isawaitable(obj):
+        raise ServeError(f"{spec!r} is an async factory; give a Runtime or a plain function returning one")
+    if not hasattr(obj, "agents") or not hasattr(obj, "get_agent"):
+        raise ServeError(f"{spec!r} is not a Runtime (it has no 'agents' / 'get_agent')")
+    return obj
+
+
+def resolve_token(token: str | None) -> str | None:
+    token = token if token is not None else os.environ.get(TOKEN_ENV)
+    return token or None
+
+
+def check_bind(host: str, token: str | None) -> None:
+    if token:
+        return
+    if not is_loopback(host):
+        raise ServeError(
+            f"refusing to listen on {host!r} without an API token: set --token or {TOKEN_ENV}, "
+            "or bind a loopback address (127.0.0.1, ::1, localhost)"
+        )
+
+
+class _Server(uvicorn.Server):
+    async def startup(self, sockets: Any = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started:
+            for server in self.servers:
+                for sock in server.sockets or ():
+                    host, port = sock.getsockname()[:2]
+                    shown = f"[{host}]" if ":" in host else host
+                    print(f"{READY_PREFIX}http://{shown}:{port}", flush=True)
+
+
+def serve(
+    app: str,
+    host: str = "127.0.0.1",
+    port: int = 4111,
+    token: str | None = None,
+    *,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    log_level: str = "info",
+) -> None:
+    """Serve the ``Runtime`` named by ``app`` (``module:attr``) until interrupted."""
+    logging.basicConfig(
+        level=getattr(logging, log_level.upper(), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    token = resolve_token(token)
+    check_bind(host, token)
+    if not token:
+        log.warning(
+            "no API token (--token or %s): authentication is OFF; listening on loopback %s only",
+            TOKEN_ENV,
+            host,
+        )
+    runtime = load_runtime(app)
+    asgi = create_app(runtime, token=token, max_body_bytes=max_body_bytes)
+    config = uvicorn.Config(
+        asgi,
+        host=host,
+        port=port,
+        log_level=log_level,
+        lifespan="on",
+        timeout_graceful_shutdown=30,
+        access_log=log_level == "debug",
+    )
+    _Server(config).run()

@@ -1,0 +1,120 @@
+"""Pure ASGI middleware: bearer-token auth and a request body size limit.
+
+Both answer with the typed JSON error form before the route runs, so a
+refused request never reaches the runtime.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import Iterable
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from server.errors import REQUEST_TOO_LARGE, UNAUTHORIZED
+
+
+async def _send_json(
+    send: Send, status: int, code: str, message: str, extra_headers: Iterable[tuple[bytes, bytes]] = ()
+) -> None:
+    body = json.dumps({"error": {"code": code, "message": message}}).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        *extra_headers,
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class BearerAuthMiddleware:
+    """Requires ``Authorization: Bearer <token>`` on every path except ``public_paths``.
+
+    The comparison is constant-time (``hmac.compare_digest`` over bytes).
+    """
+
+    def __init__(self, app: ASGIApp, token: str, public_paths: Iterable[str] = ("/health",)) -> None:
+        if not token:
+            raise ValueError("BearerAuthMiddleware needs a non-empty token")
+        self.app = app
+        self._expected = token.encode("utf-8")
+        self.public_paths = frozenset(public_paths)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("path") in self.public_paths:
+            await self.app(scope, receive, send)
+            return
+        supplied = b""
+        for name, value in scope.get("headers", ()):
+            if name == b"authorization":
+                scheme, _, credentials = value.partition(b" ")
+                if scheme.lower() == b"bearer":
+                    supplied = credentials.strip()
+                break
+        # compare_digest runs in time independent of where the bytes differ.
+        if not supplied or not hmac.compare_digest(supplied, self._expected):
+            msg = "missing bearer token" if not supplied else "invalid bearer token"
+            await _send_json(send, 401, UNAUTHORIZED, msg, [(b"www-authenticate", b'Bearer realm="warden"')])
+            return
+        await self.app(scope, receive, send)
+
+
+class BodySizeLimitMiddleware:
+    """Answers 413 when a request body exceeds ``max_body_bytes``.
+
+    A declared ``Content-Length`` over the limit is refused before reading; a
+    chunked body is read up to the limit, then refused. A body within the
+    limit is replayed to the application unchanged.
+    """
+
+    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") in ("GET", "HEAD", "OPTIONS"):
+            await self.app(scope, receive, send)
+            return
+        limit = self.max_body_bytes
+        for name, value in scope.get("headers", ()):
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    declared = -1
+                if declared > limit:
+                    await _send_json(
+                        send,
+                        413,
+                        REQUEST_TOO_LARGE,
+                        f"request body of {declared} bytes exceeds the limit of {limit} bytes",
+                    )
+                    return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                await _send_json(
+                    send, 413, REQUEST_TOO_LARGE, f"request body exceeds the limit of {limit} bytes"
+                )
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)

@@ -1,0 +1,143 @@
+"""Request bodies and query strings of the HTTP API, as pydantic models.
+
+Field names are the camelCase ones Mastra's server and ``@mastra/client-js``
+send. Unknown fields are ignored (Mastra clients send ``requestContext``,
+``format``, ``clientTools`` ... that Warden has no use for), but a known field
+of the wrong type is a 422.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+class MemoryRef(_Body):
+    """Mastra's ``memory`` option: ``thread`` is an id or ``{"id": ...}``."""
+
+    thread: str | dict[str, Any] | None = None
+    resource: str | None = None
+
+    @field_validator("thread")
+    @classmethod
+    def _thread_id(cls, v: str | dict[str, Any] | None) -> str | dict[str, Any] | None:
+        if isinstance(v, dict) and not isinstance(v.get("id"), str):
+            raise ValueError("memory.thread must be a string or an object with a string 'id'")
+        return v
+
+    @property
+    def thread_id(self) -> str | None:
+        if isinstance(self.thread, dict):
+            return self.thread["id"]
+        return self.thread
+
+
+class ContentPart(_Body):
+    type: str = "text"
+    text: str | None = None
+
+
+class MessageIn(_Body):
+    role: str = Field(pattern="^(system|user|assistant|tool)$")
+    content: str | list[ContentPart] = ""
+
+    def to_dict(self) -> dict[str, str]:
+        if isinstance(self.content, str):
+            text = self.content
+        else:
+            text = "".join(p.text or "" for p in self.content if p.type == "text")
+        return {"role": self.role, "content": text}
+
+
+class _ThreadScoped(_Body):
+    memory: MemoryRef | None = None
+    thread_id: str | None = Field(default=None, alias="threadId")
+    resource_id: str | None = Field(default=None, alias="resourceId")
+
+    def resolved_thread_id(self) -> str | None:
+        if self.thread_id is not None:
+            return self.thread_id
+        return self.memory.thread_id if self.memory else None
+
+    def resolved_resource_id(self) -> str | None:
+        if self.resource_id is not None:
+            return self.resource_id
+        return self.memory.resource if self.memory else None
+
+
+class StreamBody(_ThreadScoped):
+    """``POST /api/agents/{agentId}/stream`` and ``/generate``."""
+
+    messages: str | list[MessageIn | str] | MessageIn
+    require_tool_approval: StrictBool = Field(default=False, alias="requireToolApproval")
+    max_steps: int = Field(default=10, alias="maxSteps", ge=1, le=1000)
+    request_context: dict[str, Any] | None = Field(default=None, alias="requestContext")
+
+    def messages_arg(self) -> str | list[dict[str, str]]:
+        msgs = self.messages
+        if isinstance(msgs, str):
+            return msgs
+        if isinstance(msgs, MessageIn):
+            return [msgs.to_dict()]
+        return [{"role": "user", "content": m} if isinstance(m, str) else m.to_dict() for m in msgs]
+
+
+class _Decision(_Body):
+    run_id: str = Field(alias="runId", min_length=1)
+    tool_call_id: str | None = Field(default=None, alias="toolCallId")
+
+
+class ApproveBody(_Decision):
+    """``approve-tool-call`` and ``approve-tool-call-generate``."""
+
+    fingerprint: str | None = None
+
+
+class DeclineBody(_Decision):
+    """``decline-tool-call`` and ``decline-tool-call-generate``."""
+
+    reason: str | None = None
+
+
+class ResumeBody(_Decision):
+    """``resume-stream`` and ``resume-generate``."""
+
+    resume_data: dict[str, Any] = Field(alias="resumeData")
+
+
+class SendToolApprovalBody(_ThreadScoped):
+    """``send-tool-approval``: decide the pending call of a thread."""
+
+    approved: StrictBool
+    run_id: str | None = Field(default=None, alias="runId")
+    tool_call_id: str | None = Field(default=None, alias="toolCallId")
+    resume_data: dict[str, Any] | None = Field(default=None, alias="resumeData")
+
+    @model_validator(mode="after")
+    def _needs_thread(self) -> SendToolApprovalBody:
+        if not self.resolved_thread_id():
+            raise ValueError("threadId (or memory.thread) is required")
+        return self
+
+
+class SuspendedRunsQuery(_Body):
+    """``GET /api/agents/{agentId}/suspended-runs`` query string."""
+
+    thread_id: str | None = Field(default=None, alias="threadId")
+    resource_id: str | None = Field(default=None, alias="resourceId")
+    page: int = Field(default=0, ge=0)
+    per_page: int = Field(default=50, alias="perPage", ge=1, le=1000)
+
+
+BODY_MODELS: dict[str, type[BaseModel]] = {
+    "StreamBody": StreamBody,
+    "ApproveBody": ApproveBody,
+    "DeclineBody": DeclineBody,
+    "ResumeBody": ResumeBody,
+    "SendToolApprovalBody": SendToolApprovalBody,
+}

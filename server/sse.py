@@ -1,0 +1,80 @@
+"""Server-sent events in the framing ``@mastra/client-js`` parses.
+
+Each chunk is one event ``data: <chunk JSON>`` followed by a blank line
+(``\\n\\n``: the client splits on exactly that), and the stream ends with
+``data: [DONE]``. The JSON is ASCII-only, so no line separator of any kind can
+appear inside an event.
+
+The agent's stream is drained by a background task, not by the response: a
+decision accepted by the server runs to its end even when the HTTP client
+goes away (page refresh, dropped connection); the application's lifespan
+waits for those tasks before closing the runtime.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from sse_starlette.sse import EventSourceResponse
+
+log = logging.getLogger("warden.server")
+
+RUN_ID_HEADER = "X-Warden-Run-Id"
+_DONE = object()
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=True)
+
+
+class StreamPump:
+    """Reads an ``AgentStream``'s ``full_stream`` to the end in its own task."""
+
+    def __init__(self, stream: Any, tasks: set[asyncio.Task[Any]]) -> None:
+        self.stream = stream
+        self.run_id: str = getattr(stream, "run_id", "") or ""
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.task = asyncio.create_task(self._run(), name=f"warden-stream-{self.run_id}")
+        tasks.add(self.task)
+        self.task.add_done_callback(tasks.discard)
+
+    async def _run(self) -> None:
+        try:
+            async for chunk in self.stream.full_stream:
+                self.queue.put_nowait(chunk.to_json())
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the runtime failed mid-stream: tell the client, in-band
+            log.exception("stream of run %s failed", self.run_id)
+            code = getattr(exc, "code", "INTERNAL_ERROR")
+            self.queue.put_nowait(
+                {
+                    "type": "error",
+                    "runId": self.run_id,
+                    "from": "AGENT",
+                    "payload": {"error": str(exc) or type(exc).__name__, "code": code},
+                }
+            )
+        finally:
+            self.queue.put_nowait(_DONE)
+
+    async def events(self) -> AsyncIterator[dict[str, str]]:
+        while True:
+            item = await self.queue.get()
+            if item is _DONE:
+                yield {"data": "[DONE]"}
+                return
+            yield {"data": dumps(item)}
+
+    async def wait(self) -> None:
+        """Wait for the run's stream to end, without cancelling it if this waiter is cancelled."""
+        await asyncio.shield(self.task)
+
+
+def sse_response(pump: StreamPump) -> EventSourceResponse:
+    headers = {RUN_ID_HEADER: pump.run_id, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    return EventSourceResponse(pump.events(), sep="\n", headers=headers, ping=15)
