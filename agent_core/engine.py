@@ -22,7 +22,7 @@ from pydantic_core import to_jsonable_python
 from agent_core.chunks import Chunk, make_chunk
 from agent_core.errors import ModelError, WardenError
 from agent_core.fingerprint import fingerprint
-from agent_core.models import Message, ModelDone, ModelRequestInfo, ModelResponse, TextDelta, ToolCall, ToolSpec
+from agent_core.models import Message, ModelDone, ModelRequestInfo, ModelResponse, TextDelta, ToolCall
 from agent_core.snapshot import CallState, RunState
 from agent_core.tools import Suspension, Tool, ToolContext
 

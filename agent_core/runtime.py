@@ -133,7 +133,7 @@ class Runtime:
 
     async def _auto_resume(self, agent: Agent, state: RunState,
                            new_messages: list[Message]) -> AsyncIterator[Chunk] | None:
-        from agent_core.autoresume import auto_resume  # noqa: PLC0415 - only for memory agents
+        from agent_core.autoresume import auto_resume
 
         return await auto_resume(self, agent, state, new_messages)
 
