@@ -11,7 +11,6 @@ HTTP errors come back as the runtime's own ``WardenError`` subclasses (by ``code
 """
 
 from client._async import RemoteAgent, RemoteAgentStream, WardenClient
-from client._common import GenerateResult, SuspendedRun, SuspendedRunList, SuspendedToolCall
 from client._sync import SyncAgentStream, SyncRemoteAgent, SyncWardenClient
 from client.errors import (
     InvalidRequest,
@@ -23,7 +22,6 @@ from client.errors import (
 )
 
 __all__ = [
-    "GenerateResult",
     "InvalidRequest",
     "ProtocolError",
     "RemoteAgent",
@@ -31,9 +29,6 @@ __all__ = [
     "RequestTooLarge",
     "RouteNotFound",
     "ServerError",
-    "SuspendedRun",
-    "SuspendedRunList",
-    "SuspendedToolCall",
     "SyncAgentStream",
     "SyncRemoteAgent",
     "SyncWardenClient",

@@ -11,19 +11,21 @@ import httpx
 from httpx_sse import EventSource
 
 from agent_core.chunks import Chunk
+from agent_core.stream import GenerateResult
+from agent_core.views import SuspendedRunList
 from client._common import (
     API,
     RUN_ID_HEADER,
-    GenerateResult,
     StreamState,
-    SuspendedRunList,
     auth_headers,
     drop_none,
+    generate_result,
     json_of,
     normalize_base_url,
     raise_for_status,
     stream_body,
     stream_timeout,
+    suspended_run_list,
 )
 from client.errors import ProtocolError
 
@@ -167,9 +169,7 @@ class RemoteAgent:
             raise_for_status(response)
         if not response.headers.get("content-type", "").startswith("text/event-stream"):
             await response.aclose()
-            raise ProtocolError(
-                f"{route}: expected text/event-stream, got {response.headers.get('content-type')}"
-            )
+            raise ProtocolError(f"{route}: expected text/event-stream, got {response.headers.get('content-type')}")
         return RemoteAgentStream(response, response.headers.get(RUN_ID_HEADER))
 
     async def _json(self, route: str, body: dict[str, Any]) -> Any:
@@ -207,7 +207,7 @@ class RemoteAgent:
         max_steps: int = 10,
         request_context: dict[str, Any] | None = None,
     ) -> GenerateResult:
-        return GenerateResult.from_json(
+        return generate_result(
             await self._json(
                 "generate",
                 stream_body(
@@ -239,7 +239,7 @@ class RemoteAgent:
     async def approve_tool_call_generate(
         self, *, run_id: str, tool_call_id: str | None = None, fingerprint: str | None = None
     ) -> GenerateResult:
-        return GenerateResult.from_json(
+        return generate_result(
             await self._json(
                 "approve-tool-call-generate",
                 drop_none({"runId": run_id, "toolCallId": tool_call_id, "fingerprint": fingerprint}),
@@ -249,7 +249,7 @@ class RemoteAgent:
     async def decline_tool_call_generate(
         self, *, run_id: str, tool_call_id: str | None = None, reason: str | None = None
     ) -> GenerateResult:
-        return GenerateResult.from_json(
+        return generate_result(
             await self._json(
                 "decline-tool-call-generate",
                 drop_none({"runId": run_id, "toolCallId": tool_call_id, "reason": reason}),
@@ -267,7 +267,7 @@ class RemoteAgent:
     async def resume_generate(
         self, resume_data: dict[str, Any], *, run_id: str, tool_call_id: str | None = None
     ) -> GenerateResult:
-        return GenerateResult.from_json(
+        return generate_result(
             await self._json(
                 "resume-generate",
                 drop_none({"runId": run_id, "toolCallId": tool_call_id, "resumeData": resume_data}),
@@ -282,12 +282,8 @@ class RemoteAgent:
         page: int = 0,
         per_page: int = 50,
     ) -> SuspendedRunList:
-        params = drop_none(
-            {"threadId": thread_id, "resourceId": resource_id, "page": page, "perPage": per_page}
-        )
-        return SuspendedRunList.model_validate(
-            json_of(await self._client.http.get(f"{self._path}/suspended-runs", params=params))
-        )
+        params = drop_none({"threadId": thread_id, "resourceId": resource_id, "page": page, "perPage": per_page})
+        return suspended_run_list(json_of(await self._client.http.get(f"{self._path}/suspended-runs", params=params)))
 
     async def send_tool_approval(
         self,

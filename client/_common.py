@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
 
-from agent_core.chunks import PAYLOAD_TYPES, Chunk, Payload
+from agent_core.chunks import PAYLOAD_TYPES, Chunk, Payload, ToolCallPayload, ToolResultPayload
 from agent_core.models import Message, Usage
+from agent_core.stream import GenerateResult, StepSummary
+from agent_core.views import SuspendedRunList
 from client.errors import ProtocolError, error_from_response
 
 RUN_ID_HEADER = "x-warden-run-id"
@@ -79,62 +78,45 @@ def drop_none(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
 
 
-class _CamelModel(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+def generate_result(data: dict[str, Any]) -> GenerateResult:
+    """The JSON of a ``/generate``-style route -> the runtime's own ``GenerateResult``."""
+    payload = data.get("suspendPayload")
+    kind = data.get("suspendType")
+    suspend_payload = None
+    if isinstance(payload, dict):
+        if kind not in ("tool-call-approval", "tool-call-suspended"):
+            kind = "tool-call-approval" if "fingerprint" in payload else "tool-call-suspended"
+        suspend_payload = PAYLOAD_TYPES[kind].model_validate(payload)
+    usage = data.get("usage") or {}
+    steps = [
+        StepSummary(
+            step=s.get("step", 0),
+            text=s.get("text", ""),
+            finish_reason=s.get("finishReason"),
+            tool_calls=[ToolCallPayload.model_validate(c) for c in s.get("toolCalls") or []],
+        )
+        for s in data.get("steps") or []
+    ]
+    return GenerateResult(
+        run_id=data.get("runId", ""),
+        text=data.get("text", ""),
+        finish_reason=data.get("finishReason") or "stop",
+        suspend_payload=suspend_payload,
+        steps=steps,
+        tool_calls=[ToolCallPayload.model_validate(c) for c in data.get("toolCalls") or []],
+        tool_results=[ToolResultPayload.model_validate(c) for c in data.get("toolResults") or []],
+        usage=Usage(input_tokens=usage.get("inputTokens", 0) or 0, output_tokens=usage.get("outputTokens", 0) or 0),
+        error=data.get("error"),
+        status=data.get("status") or "finished",
+    )
 
 
-class SuspendedToolCall(_CamelModel):
-    tool_call_id: str
-    tool_name: str
-    args: dict[str, Any] = Field(default_factory=dict)
-    requires_approval: bool = False
-    suspend_payload: Any = None
-    fingerprint: str | None = None
-    agent_path: list[str] = Field(default_factory=list)
-
-
-class SuspendedRun(_CamelModel):
-    run_id: str
-    agent_id: str | None = None
-    thread_id: str | None = None
-    resource_id: str | None = None
-    suspended_at: datetime | None = None
-    tool_calls: list[SuspendedToolCall] = Field(default_factory=list)
-
-
-class SuspendedRunList(_CamelModel):
-    runs: list[SuspendedRun] = Field(default_factory=list)
-    total: int = 0
-
-
-class GenerateResult(_CamelModel):
-    """The JSON of a ``/generate``-style route, with the same attribute names as the runtime's."""
-
-    text: str = ""
-    finish_reason: str | None = None
-    suspend_payload: Any = None
-    run_id: str = ""
-    steps: list[Any] = Field(default_factory=list)
-    tool_calls: list[Any] = Field(default_factory=list)
-    tool_results: list[Any] = Field(default_factory=list)
-    usage: Usage = Field(default_factory=Usage)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> GenerateResult:
-        data = dict(data)
-        payload = data.get("suspendPayload")
-        kind = data.get("suspendType")
-        if isinstance(payload, dict) and kind in PAYLOAD_TYPES:
-            data["suspendPayload"] = PAYLOAD_TYPES[kind].model_validate(payload)
-        usage = data.get("usage")
-        if isinstance(usage, dict):
-            data["usage"] = Usage(
-                input_tokens=usage.get("inputTokens", usage.get("input_tokens", 0)) or 0,
-                output_tokens=usage.get("outputTokens", usage.get("output_tokens", 0)) or 0,
-            )
-        elif usage is None:
-            data.pop("usage", None)
-        return cls.model_validate(data)
+def suspended_run_list(data: Any) -> SuspendedRunList:
+    """The JSON of ``GET .../suspended-runs`` -> the runtime's own ``SuspendedRunList``."""
+    try:
+        return SuspendedRunList.model_validate(data)
+    except ValueError as exc:
+        raise ProtocolError(f"suspended-runs answer does not match SuspendedRunList: {exc}") from exc
 
 
 class StreamState:

@@ -11,20 +11,22 @@ import httpx
 from httpx_sse import EventSource
 
 from agent_core.chunks import Chunk
+from agent_core.stream import GenerateResult
+from agent_core.views import SuspendedRunList
 from client._async import DEFAULT_TIMEOUT
 from client._common import (
     API,
     RUN_ID_HEADER,
-    GenerateResult,
     StreamState,
-    SuspendedRunList,
     auth_headers,
     drop_none,
+    generate_result,
     json_of,
     normalize_base_url,
     raise_for_status,
     stream_body,
     stream_timeout,
+    suspended_run_list,
 )
 from client.errors import ProtocolError
 
@@ -149,9 +151,7 @@ class SyncRemoteAgent:
             raise_for_status(response)
         if not response.headers.get("content-type", "").startswith("text/event-stream"):
             response.close()
-            raise ProtocolError(
-                f"{route}: expected text/event-stream, got {response.headers.get('content-type')}"
-            )
+            raise ProtocolError(f"{route}: expected text/event-stream, got {response.headers.get('content-type')}")
         return SyncAgentStream(response, response.headers.get(RUN_ID_HEADER))
 
     def _json(self, route: str, body: dict[str, Any]) -> Any:
@@ -189,7 +189,7 @@ class SyncRemoteAgent:
         max_steps: int = 10,
         request_context: dict[str, Any] | None = None,
     ) -> GenerateResult:
-        return GenerateResult.from_json(
+        return generate_result(
             self._json(
                 "generate",
                 stream_body(
@@ -221,7 +221,7 @@ class SyncRemoteAgent:
     def approve_tool_call_generate(
         self, *, run_id: str, tool_call_id: str | None = None, fingerprint: str | None = None
     ) -> GenerateResult:
-        return GenerateResult.from_json(
+        return generate_result(
             self._json(
                 "approve-tool-call-generate",
                 drop_none({"runId": run_id, "toolCallId": tool_call_id, "fingerprint": fingerprint}),
@@ -231,7 +231,7 @@ class SyncRemoteAgent:
     def decline_tool_call_generate(
         self, *, run_id: str, tool_call_id: str | None = None, reason: str | None = None
     ) -> GenerateResult:
-        return GenerateResult.from_json(
+        return generate_result(
             self._json(
                 "decline-tool-call-generate",
                 drop_none({"runId": run_id, "toolCallId": tool_call_id, "reason": reason}),
@@ -249,7 +249,7 @@ class SyncRemoteAgent:
     def resume_generate(
         self, resume_data: dict[str, Any], *, run_id: str, tool_call_id: str | None = None
     ) -> GenerateResult:
-        return GenerateResult.from_json(
+        return generate_result(
             self._json(
                 "resume-generate",
                 drop_none({"runId": run_id, "toolCallId": tool_call_id, "resumeData": resume_data}),
@@ -264,12 +264,8 @@ class SyncRemoteAgent:
         page: int = 0,
         per_page: int = 50,
     ) -> SuspendedRunList:
-        params = drop_none(
-            {"threadId": thread_id, "resourceId": resource_id, "page": page, "perPage": per_page}
-        )
-        return SuspendedRunList.model_validate(
-            json_of(self._client.http.get(f"{self._path}/suspended-runs", params=params))
-        )
+        params = drop_none({"threadId": thread_id, "resourceId": resource_id, "page": page, "perPage": per_page})
+        return suspended_run_list(json_of(self._client.http.get(f"{self._path}/suspended-runs", params=params)))
 
     def send_tool_approval(
         self,

@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from agent_core.errors import AgentNotFound, SnapshotNotFound, WardenError
+from agent_core.errors import AgentNotFound, WardenError
 from server import errors as E
 from server.middleware import BearerAuthMiddleware, BodySizeLimitMiddleware
 from server.schemas import (
@@ -88,22 +88,6 @@ async def _body(request: Request, model: type[M]) -> M:
     if not isinstance(data, dict):
         raise InvalidBody("request body must be a JSON object")
     return model.model_validate(data)
-
-
-async def _check_owner(request: Request, agent_key: str, agent: Any, run_id: str) -> None:
-    """A run is decided or resumed only under the agent it belongs to (404 otherwise).
-
-    A run that is no longer suspended is left to the agent's own method, which
-    answers ``AlreadyDecided`` (a decision on a call that was decided, from
-    the audit log) or ``SnapshotNotFound``.
-    """
-    try:
-        run = await _runtime(request).get_suspended_run(run_id)
-    except SnapshotNotFound:
-        return
-    owners = {agent_key, getattr(agent, "id", agent_key)}
-    if getattr(run, "agent_id", None) not in owners:
-        raise SnapshotNotFound(f"no suspended run {run_id!r} for agent {agent_key!r}")
 
 
 def _stream_response(request: Request, stream: Any) -> Response:
@@ -178,27 +162,22 @@ async def generate(request: Request) -> Response:
 
 
 async def _approve(request: Request, method: str) -> Any:
-    key, agent = _agent(request)
+    _, agent = _agent(request)
     body = await _body(request, ApproveBody)
-    await _check_owner(request, key, agent, body.run_id)
     return await getattr(agent, method)(
         run_id=body.run_id, tool_call_id=body.tool_call_id, fingerprint=body.fingerprint
     )
 
 
 async def _decline(request: Request, method: str) -> Any:
-    key, agent = _agent(request)
+    _, agent = _agent(request)
     body = await _body(request, DeclineBody)
-    await _check_owner(request, key, agent, body.run_id)
-    return await getattr(agent, method)(
-        run_id=body.run_id, tool_call_id=body.tool_call_id, reason=body.reason
-    )
+    return await getattr(agent, method)(run_id=body.run_id, tool_call_id=body.tool_call_id, reason=body.reason)
 
 
 async def _resume(request: Request, method: str) -> Any:
-    key, agent = _agent(request)
+    _, agent = _agent(request)
     body = await _body(request, ResumeBody)
-    await _check_owner(request, key, agent, body.run_id)
     return await getattr(agent, method)(body.resume_data, run_id=body.run_id, tool_call_id=body.tool_call_id)
 
 
@@ -227,10 +206,8 @@ async def resume_generate(request: Request) -> Response:
 
 
 async def send_tool_approval(request: Request) -> Response:
-    key, agent = _agent(request)
+    _, agent = _agent(request)
     body = await _body(request, SendToolApprovalBody)
-    if body.run_id:
-        await _check_owner(request, key, agent, body.run_id)
     s = await agent.send_tool_approval(
         thread_id=body.resolved_thread_id(),
         resource_id=body.resolved_resource_id(),
@@ -238,6 +215,7 @@ async def send_tool_approval(request: Request) -> Response:
         tool_call_id=body.tool_call_id,
         run_id=body.run_id,
         resume_data=body.resume_data,
+        reason=body.reason,
     )
     pump = StreamPump(s, request.app.state.stream_tasks)
     await pump.wait()  # the run continues even if this request is dropped
@@ -258,7 +236,7 @@ async def send_tool_approval(request: Request) -> Response:
 
 
 async def suspended_runs(request: Request) -> Response:
-    _key, agent = _agent(request)
+    __, agent = _agent(request)
     q = SuspendedRunsQuery.model_validate(dict(request.query_params))
     result = await agent.list_suspended_runs(
         thread_id=q.thread_id, resource_id=q.resource_id, page=q.page, per_page=q.per_page
@@ -281,9 +259,7 @@ ROUTES: list[tuple[RouteSpec, Callable[[Request], Awaitable[Response]]]] = [
     (RouteSpec("GET", "/openapi.json", "openapi", "This document"), openapi),
     (RouteSpec("GET", "/api/agents", "listAgents", "Agents of the runtime, keyed by agent id"), list_agents),
     (
-        RouteSpec(
-            "POST", f"{A}/stream", "stream", "Start a run; server-sent chunks", StreamBody, response="sse"
-        ),
+        RouteSpec("POST", f"{A}/stream", "stream", "Start a run; server-sent chunks", StreamBody, response="sse"),
         stream,
     ),
     (RouteSpec("POST", f"{A}/generate", "generate", "Start a run; the whole result", StreamBody), generate),

@@ -78,9 +78,7 @@ def validation_error_response(exc: ValidationError, where: str = "body") -> JSON
     ]
     first = details[0] if details else {"loc": [], "msg": "invalid"}
     loc = ".".join(str(p) for p in first["loc"]) or where
-    return error_response(
-        422, INVALID_REQUEST, f"invalid request {where}: {loc}: {first['msg']}", details=details
-    )
+    return error_response(422, INVALID_REQUEST, f"invalid request {where}: {loc}: {first['msg']}", details=details)
 
 
 def _jsonable(value: Any) -> Any:

@@ -100,9 +100,7 @@ class BodySizeLimitMiddleware:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > limit:
-                await _send_json(
-                    send, 413, REQUEST_TOO_LARGE, f"request body exceeds the limit of {limit} bytes"
-                )
+                await _send_json(send, 413, REQUEST_TOO_LARGE, f"request body exceeds the limit of {limit} bytes")
                 return
             chunks.append(chunk)
             if not message.get("more_body", False):

@@ -117,6 +117,7 @@ class SendToolApprovalBody(_ThreadScoped):
     run_id: str | None = Field(default=None, alias="runId")
     tool_call_id: str | None = Field(default=None, alias="toolCallId")
     resume_data: dict[str, Any] | None = Field(default=None, alias="resumeData")
+    reason: str | None = None
 
     @model_validator(mode="after")
     def _needs_thread(self) -> SendToolApprovalBody:

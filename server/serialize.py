@@ -73,9 +73,7 @@ def generate_result_json(result: Any) -> dict[str, Any]:
     payload = getattr(result, "suspend_payload", None)
     if payload is not None:
         # Tell clients which payload model it is (approval or suspension) without guessing.
-        out["suspendType"] = (
-            "tool-call-approval" if hasattr(payload, "fingerprint") else "tool-call-suspended"
-        )
+        out["suspendType"] = "tool-call-approval" if hasattr(payload, "fingerprint") else "tool-call-suspended"
     return out
 
 

@@ -23,8 +23,15 @@ START_GUARD_SECONDS = 120
 class ServerProc:
     """One ``python -m server`` child process; ``url`` is set once it accepts connections."""
 
-    def __init__(self, db: Path, counter_db: Path, log_dir: Path, name: str, token: str | None = TOKEN,
-                 extra_args: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        db: Path,
+        counter_db: Path,
+        log_dir: Path,
+        name: str,
+        token: str | None = TOKEN,
+        extra_args: tuple[str, ...] = (),
+    ) -> None:
         self.db, self.counter_db, self.name, self.token = db, counter_db, name, token
         self.extra_args = extra_args
         self.log_path = log_dir / f"server-{name}.log"
@@ -40,21 +47,34 @@ class ServerProc:
         return env
 
     def start(self) -> ServerProc:
-        args = [sys.executable, "-m", "server", "--app", "warden_test_app:runtime", "--host", "127.0.0.1",
-                "--port", "0", "--log-level", "warning", *self.extra_args]
+        args = [
+            sys.executable,
+            "-m",
+            "server",
+            "--app",
+            "warden_test_app:runtime",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--log-level",
+            "warning",
+            *self.extra_args,
+        ]
         if self.token:
             args += ["--token", self.token]
-        log = open(self.log_path, "a")  # noqa: SIM115 - closed in stop()
+        log = open(self.log_path, "a")
         self._log = log
-        self.proc = subprocess.Popen(args, cwd=REPO, env=self.env(), stdout=subprocess.PIPE, stderr=log,
-                                     text=True, bufsize=1)
+        self.proc = subprocess.Popen(
+            args, cwd=REPO, env=self.env(), stdout=subprocess.PIPE, stderr=log, text=True, bufsize=1
+        )
         guard = threading.Timer(START_GUARD_SECONDS, self.proc.kill)
         guard.start()
         try:
             assert self.proc.stdout is not None
             for line in self.proc.stdout:
                 if line.startswith(READY_PREFIX):
-                    self.url = line[len(READY_PREFIX):].strip()
+                    self.url = line[len(READY_PREFIX) :].strip()
                     break
         finally:
             guard.cancel()

@@ -31,7 +31,7 @@ def parse_sse(text: str) -> list[dict[str, Any]]:
             continue
         assert not done, "event after [DONE]"
         assert block.startswith("data: ") and "\n" not in block, f"bad SSE event {block!r}"
-        data = block[len("data: "):]
+        data = block[len("data: ") :]
         if data == "[DONE]":
             done = True
             continue

@@ -34,8 +34,10 @@ def record_execution(tool: str, tool_call_id: str, args: dict) -> None:
     try:
         with con:
             con.execute("CREATE TABLE IF NOT EXISTS executions (tool TEXT, tool_call_id TEXT, args TEXT, pid INTEGER)")
-            con.execute("INSERT INTO executions VALUES (?, ?, ?, ?)",
-                        (tool, tool_call_id, json.dumps(args, sort_keys=True), os.getpid()))
+            con.execute(
+                "INSERT INTO executions VALUES (?, ?, ?, ?)",
+                (tool, tool_call_id, json.dumps(args, sort_keys=True), os.getpid()),
+            )
     finally:
         con.close()
 
@@ -53,8 +55,14 @@ async def delete_fn(inp: DeleteIn, ctx) -> dict:
     return {"deleted": inp.id}
 
 
-delete_tool = create_tool(id="delete-record", description="Delete a record by ID", input_schema=DeleteIn,
-                          output_schema=DeleteOut, require_approval=True, execute=delete_fn)
+delete_tool = create_tool(
+    id="delete-record",
+    description="Delete a record by ID",
+    input_schema=DeleteIn,
+    output_schema=DeleteOut,
+    require_approval=True,
+    execute=delete_fn,
+)
 
 
 class LookupIn(BaseModel):
@@ -66,8 +74,7 @@ async def lookup_fn(inp: LookupIn, ctx) -> dict:
     return {"found": inp.q}
 
 
-lookup_tool = create_tool(id="lookup", description="Look something up", input_schema=LookupIn,
-                          execute=lookup_fn)
+lookup_tool = create_tool(id="lookup", description="Look something up", input_schema=LookupIn, execute=lookup_fn)
 
 
 class AskIn(BaseModel):
@@ -89,8 +96,14 @@ async def ask_fn(inp: AskIn, ctx) -> dict:
     return {"answer": ctx.resume_data.answer}
 
 
-ask_tool = create_tool(id="ask-user", description="Ask the user a question", input_schema=AskIn,
-                       suspend_schema=AskSuspend, resume_schema=AskResume, execute=ask_fn)
+ask_tool = create_tool(
+    id="ask-user",
+    description="Ask the user a question",
+    input_schema=AskIn,
+    suspend_schema=AskSuspend,
+    resume_schema=AskResume,
+    execute=ask_fn,
+)
 
 
 def make_model(agent_name: str) -> FunctionModel:
