@@ -47,7 +47,7 @@ async def test_concurrent_approvals_of_one_call_through_two_instances(servers):
     with raw(a.url) as c:
         pending = []
         for i in range(rounds):
-            r, chunks = sse_post(c, f"{A}/stream", {"messages": f"delete race{i}", "threadId": f"tr{i}"})
+            _r, chunks = sse_post(c, f"{A}/stream", {"messages": f"delete race{i}", "threadId": f"tr{i}"})
             p = first(chunks, "tool-call-approval")
             pending.append((p["runId"], p["payload"]["toolCallId"]))
     winners = {a.url: 0, b.url: 0}
@@ -73,7 +73,7 @@ async def test_concurrent_approvals_of_one_call_through_two_instances(servers):
 async def test_concurrent_approve_and_decline_through_two_instances(servers):
     a, b = servers.start("a"), servers.start("b")
     with raw(a.url) as c:
-        r, chunks = sse_post(c, f"{A}/stream", {"messages": "delete ad"})
+        _r, chunks = sse_post(c, f"{A}/stream", {"messages": "delete ad"})
         p = first(chunks, "tool-call-approval")
     body = {"runId": p["runId"], "toolCallId": p["payload"]["toolCallId"]}
     async with httpx.AsyncClient(headers=auth(), timeout=60) as http:
