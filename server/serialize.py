@@ -78,7 +78,7 @@ def generate_result_json(result: Any) -> dict[str, Any]:
 
 
 def suspended_run_json(run: Any) -> dict[str, Any]:
-    out = camel(run)
+    out = run.model_dump(mode="json", by_alias=True) if isinstance(run, BaseModel) else camel(run)
     out.setdefault("status", "suspended")
     return out
 

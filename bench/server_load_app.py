@@ -1,0 +1,39 @@
+"""The ``module:runtime`` that ``bench/server_load.py`` serves: one agent, one gated no-op tool."""
+
+from __future__ import annotations
+
+import os
+
+from pydantic import BaseModel
+
+from agent_core import Agent, Runtime, create_tool
+from agent_core.models import FunctionModel, ModelResponse, ToolCall
+from storage import InMemoryStore, SqliteStore
+
+
+class RecordIn(BaseModel):
+    id: str
+
+
+async def delete(inp: RecordIn, ctx) -> dict:
+    return {"deleted": inp.id}
+
+
+delete_tool = create_tool(
+    id="delete-record", description="Delete a record", input_schema=RecordIn, require_approval=True, execute=delete
+)
+
+
+def model(messages, info):
+    last = messages[-1]
+    if last.role == "tool":
+        return ModelResponse(text="ok")
+    return ModelResponse(tool_calls=[ToolCall(name="delete_tool", args={"id": last.content})])
+
+
+agent = Agent(id="bench", name="Bench", instructions="", model=FunctionModel(model), tools={"delete_tool": delete_tool})
+if os.environ.get("WARDEN_BENCH_SYNC") == "memory":
+    store = InMemoryStore()
+else:
+    store = SqliteStore(os.environ["WARDEN_BENCH_DB"], synchronous=os.environ.get("WARDEN_BENCH_SYNC", "NORMAL"))
+runtime = Runtime(agents={"bench": agent}, storage=store)
