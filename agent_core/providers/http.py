@@ -250,7 +250,7 @@ class HTTPModel(LanguageModel):
         if retry is None or max_retries != policy.max_retries:
             policy = RetryPolicy(**{**policy.__dict__, "max_retries": max_retries})
         self.settings = HttpSettings(timeout=make_timeout(timeout), retry=policy, http_client=http_client,
-                                     sleep=sleep or asyncio.sleep)
+                                     sleep=sleep if sleep is not None else asyncio.sleep)
         self.extra_headers = dict(headers or {})
         self.extra_body = dict(extra_body or {})
         self._own_client: httpx.AsyncClient | None = None
