@@ -57,7 +57,8 @@ class Reply:
 
     @classmethod
     def json(cls, status: int, body: Any, headers: dict[str, str] | None = None) -> Reply:
-        return cls(status, {"content-type": "application/json", **(headers or {})}, [json.dumps(body).encode()])
+        head = {"content-type": "application/json", **(headers or {})}
+        return cls(status, head, [json.dumps(body).encode()])
 
 
 @dataclass

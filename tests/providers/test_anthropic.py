@@ -105,7 +105,8 @@ def test_user_message_after_tool_results_follows_them_in_one_turn() -> None:
     assert msgs[1]["content"][0]["id"] == "call_1_x"  # ids mapped to Anthropic's alphabet, consistently
 
 
-async def test_structured_output_forces_a_tool(server: LoopbackServer, anthropic_model: AnthropicModel) -> None:
+async def test_structured_output_forces_a_tool(server: LoopbackServer,
+                                               anthropic_model: AnthropicModel) -> None:
     server.script(Reply.sse("anthropic/structured.sse"))
     deltas, done = await collect(anthropic_model, [ASK, Message(role="user", content="yes")], STRUCTURED)
     assert "".join(deltas) == done.response.text
@@ -115,8 +116,9 @@ async def test_structured_output_forces_a_tool(server: LoopbackServer, anthropic
     assert done.response.finish_reason == "stop"
     body = server.requests[0].json
     assert body["tool_choice"] == {"type": "tool", "name": "structured_output"}
-    assert body["tools"] == [{"name": "structured_output", "input_schema": Answer.model_json_schema(),
-                              "description": "Give your answer by calling this tool; its input is the answer."}]
+    assert body["tools"] == [{
+        "name": "structured_output", "input_schema": Answer.model_json_schema(),
+        "description": "Give your answer by calling this tool; its input is the answer."}]
     assert body["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"},
                                      {"type": "text", "text": "yes"}]}]

@@ -146,7 +146,7 @@ async def test_read_timeout_after_output_is_an_error(kind: str, server: Loopback
     server.script(Reply.sse(f"{kind}/text.sse", hold_after=4, hold=stall))
     model = _model(kind, server, sleeps, timeout=0.2)
     try:
-        with pytest.raises(ModelError, match="timed out .*after the answer had started streaming"):
+        with pytest.raises(ModelError, match=r"timed out .*after the answer had started streaming"):
             await collect(model, [ASK], ModelRequestInfo())
     finally:
         stall.set()

@@ -13,8 +13,11 @@ from agent_core.providers import OpenAIModel
 from .common import ASK, RUN, STRUCTURED, SYSTEM, Answer, collect
 from .loopback import LoopbackServer, Reply
 
+PARIS = ToolCall(name="get_weather", args={"city": "Paris"}, id="call_Wx81mQ2a")
 
-async def test_plain_text_streams_deltas_and_usage(server: LoopbackServer, openai_model: OpenAIModel) -> None:
+
+async def test_plain_text_streams_deltas_and_usage(
+        server: LoopbackServer, openai_model: OpenAIModel) -> None:
     server.script(Reply.sse("openai/text.sse"))
     deltas, done = await collect(openai_model, [SYSTEM, ASK], ModelRequestInfo())
     assert deltas == ["Hello", " there", "! How can", " I help?"]
@@ -37,20 +40,22 @@ async def test_plain_text_streams_deltas_and_usage(server: LoopbackServer, opena
     assert "tools" not in body and "response_format" not in body
 
 
-async def test_sse_split_at_arbitrary_byte_boundaries(server: LoopbackServer, openai_model: OpenAIModel) -> None:
+async def test_sse_split_at_arbitrary_byte_boundaries(
+        server: LoopbackServer, openai_model: OpenAIModel) -> None:
     server.script(Reply.sse("openai/tool_call.sse", split=7))
     deltas, done = await collect(openai_model, [ASK], RUN)
     assert "".join(deltas) == "Let me check."
-    assert done.response.tool_calls == [ToolCall(name="get_weather", args={"city": "Paris"}, id="call_Wx81mQ2a")]
+    assert done.response.tool_calls == [PARIS]
 
 
-async def test_one_tool_call_sent_with_strict_schema(server: LoopbackServer, openai_model: OpenAIModel) -> None:
+async def test_one_tool_call_sent_with_strict_schema(
+        server: LoopbackServer, openai_model: OpenAIModel) -> None:
     server.script(Reply.sse("openai/tool_call.sse"))
     deltas, done = await collect(openai_model, [SYSTEM, ASK], RUN)
     assert "".join(deltas) == done.response.text == "Let me check."
     # The model answered {"city": "Paris", "unit": null}: strict mode's null for an omitted optional
     # field is dropped, so the tool's default applies.
-    assert done.response.tool_calls == [ToolCall(name="get_weather", args={"city": "Paris"}, id="call_Wx81mQ2a")]
+    assert done.response.tool_calls == [PARIS]
     assert done.response.finish_reason == "tool-calls"
     assert done.response.usage == Usage(input_tokens=88, output_tokens=24)
 
@@ -75,7 +80,8 @@ async def test_one_tool_call_sent_with_strict_schema(server: LoopbackServer, ope
     }
 
 
-@pytest.mark.parametrize("fixture", ["openai/parallel_tool_calls.sse", "openai/parallel_tool_calls_interleaved.sse"])
+@pytest.mark.parametrize("fixture", ["openai/parallel_tool_calls.sse",
+                                     "openai/parallel_tool_calls_interleaved.sse"])
 async def test_parallel_tool_calls_assembled_by_index(server: LoopbackServer, openai_model: OpenAIModel,
                                                       fixture: str) -> None:
     server.script(Reply.sse(fixture))
@@ -87,7 +93,8 @@ async def test_parallel_tool_calls_assembled_by_index(server: LoopbackServer, op
     ]
 
 
-async def test_tool_results_go_back_as_tool_messages(server: LoopbackServer, openai_model: OpenAIModel) -> None:
+async def test_tool_results_go_back_as_tool_messages(
+        server: LoopbackServer, openai_model: OpenAIModel) -> None:
     server.script(Reply.sse("openai/after_tool.sse"))
     history = [
         SYSTEM, ASK,
@@ -113,7 +120,8 @@ async def test_tool_results_go_back_as_tool_messages(server: LoopbackServer, ope
 async def test_structured_output_uses_json_schema_response_format(server: LoopbackServer,
                                                                   openai_model: OpenAIModel) -> None:
     server.script(Reply.sse("openai/structured.sse"))
-    deltas, done = await collect(openai_model, [ASK, Message(role="user", content="yes, go ahead")], STRUCTURED)
+    messages = [ASK, Message(role="user", content="yes, go ahead")]
+    deltas, done = await collect(openai_model, messages, STRUCTURED)
     # Streamed as the model sent it; the final text drops strict mode's null for the defaulted field.
     assert json.loads("".join(deltas)) == {"approved": True, "reason": None, "retries": None}
     assert json.loads(done.response.text) == {"approved": True, "reason": None}
@@ -132,7 +140,8 @@ async def test_structured_output_uses_json_schema_response_format(server: Loopba
     }}}
 
 
-async def test_non_strict_schema_is_sent_as_is(server: LoopbackServer, openai_model: OpenAIModel) -> None:
+async def test_non_strict_schema_is_sent_as_is(
+        server: LoopbackServer, openai_model: OpenAIModel) -> None:
     free_form = {"type": "object", "properties": {"meta": {"type": "object", "additionalProperties": True}}}
     server.script(Reply.sse("openai/text.sse"))
     info = ModelRequestInfo(tools=[RUN.tools[0].model_copy(update={"input_schema": free_form})])
@@ -142,7 +151,8 @@ async def test_non_strict_schema_is_sent_as_is(server: LoopbackServer, openai_mo
     assert function["parameters"] == free_form
 
 
-async def test_malformed_tool_args_become_args_error(server: LoopbackServer, openai_model: OpenAIModel) -> None:
+async def test_malformed_tool_args_become_args_error(
+        server: LoopbackServer, openai_model: OpenAIModel) -> None:
     server.script(Reply.sse("openai/malformed_args.sse"))
     _, done = await collect(openai_model, [ASK], RUN)
     [call] = done.response.tool_calls
