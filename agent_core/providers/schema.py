@@ -198,11 +198,22 @@ def strip_strict_nulls(value: Any, original: dict[str, Any], *, _root: dict[str,
         return out
     if isinstance(value, list) and isinstance(node.get("items"), dict):
         return [strip_strict_nulls(v, original, _root=root, _node=node["items"]) for v in value]
-    branches = [b for b in node.get("anyOf", node.get("oneOf", [])) if isinstance(b, dict)]
-    non_null = [b for b in branches if _type_names(b) != {"null"}]
+    branches = [_resolve(b, root) for b in node.get("anyOf", node.get("oneOf", []))]
+    non_null = [b for b in branches if isinstance(b, dict) and _type_names(b) != {"null"}]
+    if len(non_null) > 1 and isinstance(value, dict):
+        non_null = [b for b in non_null if _tagged(b, value)]
     if len(non_null) == 1:
         return strip_strict_nulls(value, original, _root=root, _node=non_null[0])
     return value
+
+
+def _tagged(branch: dict[str, Any], value: dict[str, Any]) -> bool:
+    """Whether ``value`` carries the ``const`` tag(s) of a union branch (discriminated unions)."""
+    props = branch.get("properties")
+    if not isinstance(props, dict):
+        return False
+    tags = {k: p["const"] for k, p in props.items() if isinstance(p, dict) and "const" in p}
+    return bool(tags) and all(value.get(k) == v for k, v in tags.items())
 
 
 def ensure_object_schema(schema: dict[str, Any]) -> tuple[dict[str, Any], bool]:
