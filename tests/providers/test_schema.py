@@ -123,7 +123,8 @@ def test_unconvertible_schemas_are_reported_and_left_unchanged() -> None:
 def test_strip_strict_nulls_restores_omitted_fields() -> None:
     original = Order.model_json_schema()
     answer = {"item": "pen", "quantity": None, "color": None, "note": None,
-              "address": {"street": "x", "zip": None}, "billing": None, "tags": None, "pet": {"kind": "cat", "lives": None}}
+              "address": {"street": "x", "zip": None}, "billing": None, "tags": None,
+              "pet": {"kind": "cat", "lives": None}}
     cleaned = strip_strict_nulls(answer, original)
     # note and address.zip are Optional[...]: their null is meaningful and kept.
     assert cleaned == {"item": "pen", "note": None, "address": {"street": "x", "zip": None},
