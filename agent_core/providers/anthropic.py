@@ -220,7 +220,7 @@ class AnthropicModel(HTTPModel):
 
     def __init__(self, model: str, *, api_key: str | None = None,
                  base_url: str = DEFAULT_ANTHROPIC_BASE_URL, max_tokens: int = 4096,
-                 timeout: float | httpx.Timeout | None = 60.0, max_retries: int = 2,
+                 timeout: float | httpx.Timeout | None = 60.0, max_retries: int | None = None,
                  retry: RetryPolicy | None = None, http_client: httpx.AsyncClient | None = None,
                  headers: Mapping[str, str] | None = None, extra_body: Mapping[str, Any] | None = None,
                  anthropic_version: str = ANTHROPIC_VERSION,

@@ -11,6 +11,7 @@ connection errors, timeouts, 408/409/429/5xx answers and streams that break
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import email.utils
 import json
 import random
@@ -236,7 +237,7 @@ class HTTPModel(LanguageModel):
     provider: str = "http"
 
     def __init__(self, model: str, *, base_url: str, api_key: str | None,
-                 timeout: float | httpx.Timeout | None, max_retries: int,
+                 timeout: float | httpx.Timeout | None, max_retries: int | None,
                  retry: RetryPolicy | None, http_client: httpx.AsyncClient | None,
                  headers: Mapping[str, str] | None, extra_body: Mapping[str, Any] | None,
                  sleep: Callable[[float], Awaitable[Any]] | None) -> None:
@@ -247,8 +248,8 @@ class HTTPModel(LanguageModel):
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key
         policy = retry or RetryPolicy()
-        if retry is None or max_retries != policy.max_retries:
-            policy = RetryPolicy(**{**policy.__dict__, "max_retries": max_retries})
+        if max_retries is not None and max_retries != policy.max_retries:
+            policy = dataclasses.replace(policy, max_retries=max_retries)
         self.settings = HttpSettings(timeout=make_timeout(timeout), retry=policy, http_client=http_client,
                                      sleep=sleep if sleep is not None else asyncio.sleep)
         self.extra_headers = dict(headers or {})

@@ -207,7 +207,7 @@ class OpenAIModel(HTTPModel):
     provider = "openai"
 
     def __init__(self, model: str, *, base_url: str = DEFAULT_OPENAI_BASE_URL, api_key: str | None = None,
-                 timeout: float | httpx.Timeout | None = 60.0, max_retries: int = 2,
+                 timeout: float | httpx.Timeout | None = 60.0, max_retries: int | None = None,
                  retry: RetryPolicy | None = None, http_client: httpx.AsyncClient | None = None,
                  headers: Mapping[str, str] | None = None, extra_body: Mapping[str, Any] | None = None,
                  strict: bool = True, include_usage: bool = True, provider_name: str = "openai",
