@@ -216,6 +216,8 @@ async def stream_events(
                 f"{provider} connection failed {where} ({type(exc).__name__}: {exc or 'no detail'}) "
                 f"calling {url}", retryable=True)
             error.__cause__ = exc
+        except httpx.HTTPError as exc:  # e.g. a body that cannot be decoded: retrying will not help
+            raise HTTPModelError(f"{provider} sent an unreadable answer ({type(exc).__name__}: {exc})") from exc
         if not error.retryable or yielded or attempt >= policy.max_retries:
             if error.retryable and not yielded and attempt:
                 raise HTTPModelError(f"{error} (gave up after {attempt + 1} attempts)",
@@ -245,6 +247,10 @@ class HTTPModel(LanguageModel):
             raise ProviderConfigError(f"{self.provider}: a model name is required")
         self.model = model
         self.model_id = f"{self.provider}/{model}"
+        if not base_url.startswith(("http://", "https://")):
+            raise ProviderConfigError(
+                f"{self.provider}: base URL {base_url!r} must start with http:// or https:// "
+                "(e.g. http://localhost:11434/v1)")
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key
         policy = retry or RetryPolicy()

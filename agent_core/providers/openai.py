@@ -73,6 +73,7 @@ class _OpenAIParser:
         self.provider = provider
         self.text: list[str] = []
         self.calls: dict[int, _ToolCallBuffer] = {}
+        self._slots: dict[int, int] = {}  # wire index -> buffer (see _slot_for)
         self.usage: Usage | None = None
         self.finish_reason: str | None = None
         self._done = False
@@ -116,9 +117,7 @@ class _OpenAIParser:
                     self.text.append(piece)
                     out.append(TextDelta(text=piece))
             for part in delta.get("tool_calls") or []:
-                index = part.get("index")
-                if not isinstance(index, int):
-                    index = self._index_without_index(part.get("id"))
+                index = self._slot_for(part.get("index"), part.get("id"))
                 buf = self.calls.setdefault(index, _ToolCallBuffer())
                 if part.get("id"):
                     buf.id = part["id"]
@@ -133,14 +132,23 @@ class _OpenAIParser:
                 self.finish_reason = str(choice["finish_reason"])
         return out
 
-    def _index_without_index(self, call_id: str | None) -> int:
-        """Some servers omit ``index``: a new id starts a call, no id continues the last one."""
-        for index, buf in self.calls.items():
-            if call_id and buf.id == call_id:
-                return index
-        if call_id or not self.calls:
-            return max(self.calls, default=-1) + 1
-        return max(self.calls)
+    def _slot_for(self, index: Any, call_id: str | None) -> int:
+        """The buffer a tool-call fragment belongs to.
+
+        OpenAI numbers parallel calls by ``index``. Some servers do not: old
+        Ollama omitted ``index``, and Ollama reuses ``index: 0`` for every
+        call. So a fragment whose ``id`` differs from the call already at its
+        index starts a new call, and later id-less fragments for that index
+        continue the newest one.
+        """
+        if not isinstance(index, int):
+            index = -1
+        slot = self._slots.get(index)
+        current = self.calls.get(slot) if slot is not None else None
+        if slot is None or (call_id and current is not None and current.id and current.id != call_id):
+            slot = len(self.calls)
+            self._slots[index] = slot
+        return slot
 
     def finish(self) -> ModelResponse:
         if not self._done and self.finish_reason is None:

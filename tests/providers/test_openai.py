@@ -181,3 +181,33 @@ async def test_error_event_inside_stream_is_a_model_error(server: LoopbackServer
     server.script(Reply(200, {"content-type": "text/event-stream"}, [error]))
     with pytest.raises(ModelError, match="context length exceeded"):
         await collect(openai_model, [ASK], ModelRequestInfo())
+
+
+@pytest.mark.parametrize("drop_index", [False, True])
+async def test_ollama_style_calls_reusing_or_omitting_index(server: LoopbackServer, openai_model: OpenAIModel,
+                                                            drop_index: bool) -> None:
+    """Ollama sends each call whole, all with ``index: 0`` (older versions: no index), finish "stop"."""
+    reply = Reply.sse("openai/ollama_parallel_tool_calls.sse")
+    if drop_index:
+        reply.chunks = [c.replace(b',"index":0,"type"', b',"type"') for c in reply.chunks]
+        assert b'"index":0,"type"' not in b"".join(reply.chunks)
+    server.script(reply)
+    _, done = await collect(openai_model, [ASK], RUN)
+    assert done.response.tool_calls == [
+        ToolCall(name="get_weather", args={"city": "Paris"}, id="call_8sa1kz1o"),
+        ToolCall(name="get_weather", args={"city": "Tokyo", "unit": "f"}, id="call_q3v0yt2m"),
+    ]
+    assert done.response.finish_reason == "tool-calls"
+
+
+async def test_multibyte_text_split_across_chunks(server: LoopbackServer, openai_model: OpenAIModel) -> None:
+    server.script(Reply.sse("openai/after_tool.sse", split=3))  # "°" is two bytes: some pieces cut it
+    _, done = await collect(openai_model, [ASK], ModelRequestInfo())
+    assert done.response.text == "It is 18°C in Paris."
+
+
+def test_base_url_must_be_http() -> None:
+    from agent_core.errors import ProviderConfigError
+
+    with pytest.raises(ProviderConfigError, match="must start with http"):
+        OpenAIModel("m", base_url="localhost:11434/v1")
