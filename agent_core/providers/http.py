@@ -199,7 +199,9 @@ async def stream_events(
                         if parser.done:
                             break
                 except SSEError as exc:
-                    raise HTTPModelError(f"{provider} did not answer with an event stream: {exc}") from exc
+                    detail = _error_detail(await response.aread()) if not yielded else ""
+                    raise HTTPModelError(f"{provider} did not answer with an event stream ({exc})"
+                                         + (f": {detail}" if detail else "")) from exc
                 final = parser.finish()
             yield ModelDone(response=final)
             return

@@ -211,3 +211,10 @@ def test_base_url_must_be_http() -> None:
 
     with pytest.raises(ProviderConfigError, match="must start with http"):
         OpenAIModel("m", base_url="localhost:11434/v1")
+
+
+async def test_json_instead_of_event_stream_is_reported(server: LoopbackServer, openai_model: OpenAIModel) -> None:
+    server.script(Reply.json(200, {"error": {"message": "streaming is not supported with tools"}}))
+    with pytest.raises(ModelError, match=r"did not answer with an event stream.*streaming is not supported"):
+        await collect(openai_model, [ASK], RUN)
+    assert len(server.requests) == 1
