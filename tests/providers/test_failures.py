@@ -6,6 +6,7 @@ import asyncio
 import email.utils
 import time
 
+import httpx
 import pytest
 
 from agent_core.errors import ModelError
@@ -18,6 +19,8 @@ from .conftest import FAST, SleepLog
 from .loopback import LoopbackServer, Reply
 
 PROVIDERS = ["openai", "anthropic"]
+# Gives up on a stream that sends nothing for this long; connect/write keep a generous bound.
+STALL = httpx.Timeout(10.0, read=0.5)
 
 
 @pytest.fixture(params=PROVIDERS)
@@ -130,7 +133,7 @@ async def test_read_timeout_before_output_is_retried(kind: str, server: Loopback
                                                      sleeps: SleepLog) -> None:
     stall = asyncio.Event()
     server.script(Reply.sse(f"{kind}/text.sse", hold_after=0, hold=stall), Reply.sse(f"{kind}/text.sse"))
-    model = _model(kind, server, sleeps, timeout=0.2)
+    model = _model(kind, server, sleeps, timeout=STALL)
     try:
         _, done = await collect(model, [ASK], ModelRequestInfo())
     finally:
@@ -144,7 +147,7 @@ async def test_read_timeout_after_output_is_an_error(kind: str, server: Loopback
                                                      sleeps: SleepLog) -> None:
     stall = asyncio.Event()
     server.script(Reply.sse(f"{kind}/text.sse", hold_after=4, hold=stall))
-    model = _model(kind, server, sleeps, timeout=0.2)
+    model = _model(kind, server, sleeps, timeout=STALL)
     try:
         with pytest.raises(ModelError, match=r"timed out .*after the answer had started streaming"):
             await collect(model, [ASK], ModelRequestInfo())
@@ -187,7 +190,7 @@ async def test_cancelling_the_consumer_closes_the_connection(kind: str, model: L
     await asyncio.wait_for(server.disconnected.wait(), 10)
 
 
-def _model(kind: str, server: LoopbackServer, sleeps: SleepLog, *, timeout: float) -> LanguageModel:
+def _model(kind: str, server: LoopbackServer, sleeps: SleepLog, *, timeout: httpx.Timeout) -> LanguageModel:
     if kind == "openai":
         return OpenAIModel("m", base_url=server.url, retry=FAST, timeout=timeout, sleep=sleeps)
     return AnthropicModel("m", base_url=server.url, api_key="k", retry=FAST, timeout=timeout, sleep=sleeps)
