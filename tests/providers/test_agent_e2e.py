@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import pytest
+from pydantic import BaseModel
 
 from agent_core import Agent, create_tool, fingerprint
 from agent_core.models import LanguageModel
+from agent_core.tools import ToolContext
 
 from .common import WeatherInput
 from .conftest import FAST, SleepLog
@@ -40,9 +42,8 @@ def weather_agent(model: LanguageModel, log: list[str]) -> Agent:
 def assistant_and_tool_messages(kind: str, body: dict[str, Any]) -> tuple[Any, Any]:
     """The assistant tool-call turn and the tool-result turn of a follow-up request."""
     msgs = body["messages"]
-    if kind == "openai":
-        return msgs[2], msgs[3:]
-    return msgs[1], msgs[2:]
+    at = next(i for i, m in enumerate(msgs) if m["role"] == "assistant")
+    return msgs[at], msgs[at + 1:]
 
 
 EXPECTED: dict[str, Callable[[str], tuple[Any, Any]]] = {
@@ -142,3 +143,39 @@ async def test_provider_failure_ends_the_run_with_an_error_chunk(kind: str, serv
     assert "connection failed in the middle of the answer" in chunks[-1].payload.error
     assert stream.status == "failed"
     assert len(server.requests) == 1
+
+
+class UnitChoice(BaseModel):
+    unit: Literal["c", "f"]
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+async def test_suspended_tool_resumes_and_its_result_reaches_the_model(kind: str, server: LoopbackServer,
+                                                                       sleeps: SleepLog) -> None:
+    async def get_weather(inp: WeatherInput, ctx: ToolContext) -> Any:
+        if ctx.resume_data is None:
+            return await ctx.suspend({"question": "Celsius or Fahrenheit?"})
+        return {"temp": 64 if ctx.resume_data.unit == "f" else 18, "unit": ctx.resume_data.unit}
+
+    tool = create_tool(id="get-weather", description="Current weather for a city", input_schema=WeatherInput,
+                       resume_schema=UnitChoice, execute=get_weather)
+    server.script(Reply.sse(f"{kind}/tool_call.sse"), Reply.sse(f"{kind}/after_tool.sse"))
+    model = make_model(kind, server, sleeps)
+    agent = Agent(id="weather", model=model, tools={"get_weather": tool})
+    try:
+        stream = await agent.stream("Weather in Paris?")
+        chunks = [c async for c in stream.full_stream]
+        assert chunks[-1].type == "tool-call-suspended" and stream.status == "suspended"
+        assert chunks[-1].payload.suspend_payload == {"question": "Celsius or Fahrenheit?"}
+        assert len(server.requests) == 1
+        resumed = await agent.resume_stream({"unit": "f"}, run_id=stream.run_id)
+        [c async for c in resumed.full_stream]
+        assert resumed.status == "finished"
+    finally:
+        await model.aclose()
+    _, results = assistant_and_tool_messages(kind, server.requests[1].json)
+    if kind == "openai":
+        assert results == [{"role": "tool", "tool_call_id": CALL_IDS[kind], "content": '{"temp": 64, "unit": "f"}'}]
+    else:
+        assert results[0]["content"] == [
+            {"type": "tool_result", "tool_use_id": CALL_IDS[kind], "content": '{"temp": 64, "unit": "f"}'}]
