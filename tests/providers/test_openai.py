@@ -218,3 +218,14 @@ async def test_json_instead_of_event_stream_is_reported(server: LoopbackServer, 
     with pytest.raises(ModelError, match=r"did not answer with an event stream.*streaming is not supported"):
         await collect(openai_model, [ASK], RUN)
     assert len(server.requests) == 1
+
+
+async def test_arguments_sent_as_an_object_are_accepted(server: LoopbackServer, openai_model: OpenAIModel) -> None:
+    """Some proxies in front of Ollama forward ``arguments`` as a JSON object rather than a string."""
+    reply = Reply.sse("openai/ollama_parallel_tool_calls.sse")
+    reply.chunks = [c.replace(b'"arguments":"{\\"city\\":\\"Paris\\"}"', b'"arguments":{"city":"Paris"}')
+                    for c in reply.chunks]
+    assert b'"arguments":{"city":"Paris"}' in b"".join(reply.chunks)
+    server.script(reply)
+    _, done = await collect(openai_model, [ASK], RUN)
+    assert [c.args for c in done.response.tool_calls] == [{"city": "Paris"}, {"city": "Tokyo", "unit": "f"}]
