@@ -31,9 +31,6 @@ if TYPE_CHECKING:
 
 DECLINED_MESSAGE = "Tool call was not approved by the user"
 
-#: Chunk types of a sub-agent that are forwarded to the top stream (its text is its own).
-FORWARDED_FROM_CHILD = frozenset({"tool-call", "tool-result", "tool-error", "tool-output-denied"})
-
 
 @dataclass
 class ToolCallInfo:
@@ -102,6 +99,9 @@ async def drive(agent: Agent, state: RunState, rt: RunContext) -> AsyncIterator[
                 return
             for call in state.calls:
                 state.messages.append(tool_message(call))
+            if state.followups:  # a user message that resumed this run comes after the tool results
+                state.messages.extend(state.followups)
+                state.followups = []
             yield make_chunk("step-finish", run_id, step=state.step, finish_reason="tool-calls")
             state.calls = []
             state.step += 1
@@ -287,9 +287,11 @@ async def _delegate(agent: Agent, state: RunState, call: CallState, rt: RunConte
     child = call.child
     call.status = "delegated"
     try:
-        async for chunk in drive(sub, child, rt):
-            if chunk.type in FORWARDED_FROM_CHILD:
-                yield chunk
+        # A sub-agent's own chunks stay inside it: the top stream shows the
+        # delegation's result, and every call waiting for a decision at any depth
+        # is announced by the top run once its snapshot is stored.
+        async for _ in drive(sub, child, rt):
+            pass
     except WardenError as exc:
         _resolve(call, "error", f"Sub-agent {sub.id!r} failed: {exc.message}")
         yield make_chunk("tool-error", state.run_id, tool_call_id=call.id, tool_name=call.name,

@@ -211,8 +211,12 @@ class Runtime:
     # -- decisions --------------------------------------------------------------------------
     async def decide(self, agent: Agent, kind: DecisionKind, *, run_id: str, tool_call_id: str | None = None,
                      fingerprint: str | None = None, reason: str | None = None,
-                     resume_data: Any = None) -> AgentStream:
-        """Record a decision atomically, then return the stream that applies it."""
+                     resume_data: Any = None, followups: list[Message] | None = None) -> AgentStream:
+        """Record a decision atomically, then return the stream that applies it.
+
+        ``followups``: user messages (auto-resume) that join the conversation
+        after the tool results of the step being decided.
+        """
         owner = uuid.uuid4().hex
         captured: dict[str, Any] = {}
 
@@ -250,7 +254,7 @@ class Runtime:
         assert claim.call is not None
         state: RunState | None = captured["state"] if claim.run is not None else None
         return AgentStream(run_id, self._apply(agent, kind, claim.call, state, owner, reason,
-                                               captured.get("resume_data")))
+                                               captured.get("resume_data"), followups or []))
 
     def _raise_for(self, claim: ClaimResult, run_id: str, tool_call_id: str | None, kind: str) -> None:
         if claim.outcome == "ok":
@@ -285,7 +289,8 @@ class Runtime:
                 f"resume_schema: {detail}; the run is unchanged", errors=errors) from exc
 
     async def _apply(self, agent: Agent, kind: DecisionKind, call: PendingCallRow, state: RunState | None,
-                     owner: str, reason: str | None, resume_data: Any) -> AsyncIterator[Chunk]:
+                     owner: str, reason: str | None, resume_data: Any,
+                     followups: list[Message]) -> AsyncIterator[Chunk]:
         run_id = call.run_id
         if state is None:  # another holder is applying a decision on this run: wait for it
             row = None
@@ -316,6 +321,7 @@ class Runtime:
             target.status, target.reason = "declined", reason
         else:
             target.status, target.resume_data = "resuming", resume_data
+        state.followups.extend(followups)
         async for chunk in self._advance(agent, state, owner=owner, applied=[call.tool_call_id]):
             yield chunk
 

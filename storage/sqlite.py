@@ -52,10 +52,27 @@ _MIGRATIONS: dict[int, str] = {
         updated_at REAL NOT NULL,
         error TEXT
     );
-    CREATE INDEX runs_by_status ON runs (status, suspended_at DESC, run_id);
-    CREATE INDEX runs_by_agent ON runs (agent_id, status, suspended_at DESC, run_id);
-    CREATE INDEX runs_by_thread ON runs (thread_id, status, suspended_at DESC, run_id);
-    CREATE INDEX runs_by_resource ON runs (resource_id, status, suspended_at DESC, run_id);
+    CREATE INDEX runs_by_status ON runs (status, suspended_at DESC, run_id DESC);
+    CREATE INDEX runs_by_agent ON runs (agent_id, status, suspended_at DESC, run_id DESC);
+    CREATE INDEX runs_by_thread ON runs (thread_id, status, agent_id, suspended_at DESC, run_id DESC);
+    CREATE INDEX runs_by_resource ON runs (resource_id, status, agent_id, suspended_at DESC, run_id DESC);
+    CREATE TABLE run_counts (
+        agent_id TEXT PRIMARY KEY,
+        suspended INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TRIGGER runs_count_insert AFTER INSERT ON runs WHEN NEW.status = 'suspended' BEGIN
+        INSERT INTO run_counts (agent_id, suspended) VALUES (NEW.agent_id, 1)
+            ON CONFLICT (agent_id) DO UPDATE SET suspended = suspended + 1;
+    END;
+    CREATE TRIGGER runs_count_delete AFTER DELETE ON runs WHEN OLD.status = 'suspended' BEGIN
+        UPDATE run_counts SET suspended = suspended - 1 WHERE agent_id = OLD.agent_id;
+    END;
+    CREATE TRIGGER runs_count_update AFTER UPDATE OF status ON runs
+        WHEN (OLD.status = 'suspended') <> (NEW.status = 'suspended') BEGIN
+        UPDATE run_counts SET suspended = suspended - 1 WHERE agent_id = OLD.agent_id AND OLD.status = 'suspended';
+        INSERT INTO run_counts (agent_id, suspended) SELECT NEW.agent_id, 1 WHERE NEW.status = 'suspended'
+            ON CONFLICT (agent_id) DO UPDATE SET suspended = suspended + 1;
+    END;
     CREATE TABLE pending_calls (
         run_id TEXT NOT NULL,
         tool_call_id TEXT NOT NULL,
@@ -104,6 +121,19 @@ _MIGRATIONS: dict[int, str] = {
 _RUN_COLS = "run_id, agent_id, thread_id, resource_id, status, snapshot, version, created_at, suspended_at, error"
 _CALL_COLS = ("run_id, tool_call_id, tool_name, kind, status, fingerprint, args, suspend_payload, "
               "resume_schema, agent_path, seq, created_at")
+
+
+def _statements(script: str) -> list[str]:
+    """Split a migration into statements (triggers hold semicolons), to run inside one transaction."""
+    out, buf = [], ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            out.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        raise ValueError(f"incomplete SQL statement in migration: {buf.strip()[:60]!r}")
+    return out
 
 
 def _dumps(value: Any) -> str:
@@ -196,9 +226,8 @@ class SqliteStore:
                     f"{self.name} has schema version {current}, newer than this Warden "
                     f"(knows {SCHEMA_VERSION}); upgrade Warden to use it")
             for version in range(current + 1, SCHEMA_VERSION + 1):
-                for statement in _MIGRATIONS[version].split(";"):
-                    if statement.strip():
-                        db.execute(statement)
+                for statement in _statements(_MIGRATIONS[version]):
+                    db.execute(statement)
                 db.execute("INSERT INTO warden_schema (version) VALUES (?)", (version,))
             db.execute("COMMIT")
         except BaseException:
@@ -404,7 +433,15 @@ class SqliteStore:
                 where.append(f"{col} = ?")
                 params.append(val)
         clause = " AND ".join(where)
-        total = db.execute(f"SELECT COUNT(*) FROM runs WHERE {clause}", params).fetchone()[0]
+        if thread_id is None and resource_id is None:
+            # Counts of whole agents are kept by triggers: the total stays O(agents), not O(runs).
+            if agent_id is None:
+                total = db.execute("SELECT COALESCE(SUM(suspended), 0) FROM run_counts").fetchone()[0]
+            else:
+                row = db.execute("SELECT suspended FROM run_counts WHERE agent_id = ?", (agent_id,)).fetchone()
+                total = row[0] if row else 0
+        else:
+            total = db.execute(f"SELECT COUNT(*) FROM runs WHERE {clause}", params).fetchone()[0]
         # The listing never reads snapshot JSON: everything shown is in indexed columns.
         rows = db.execute(
             f"SELECT run_id, agent_id, thread_id, resource_id, status, '', version, created_at, suspended_at, error "
