@@ -6,7 +6,6 @@ import asyncio
 import signal
 
 import pytest
-from helpers import TOKEN
 
 from agent_core import (
     AgentNotFound,
@@ -21,6 +20,7 @@ from agent_core import (
 )
 from agent_core.chunks import Chunk, ToolCallApprovalPayload, ToolCallSuspendedPayload
 from client import InvalidRequest, SyncWardenClient, Unauthorized, WardenClient
+from tests.server.helpers import TOKEN
 
 AGENT_METHODS = [
     "stream",

@@ -7,10 +7,10 @@ import subprocess
 import sys
 
 import httpx
-from conftest import REPO
-from helpers import TOKEN, auth, error_of, first, parse_sse, raw, sse_post, types
 
 from client import WardenClient
+from tests.server.helpers import TOKEN, auth, error_of, first, parse_sse, raw, sse_post, types
+from tests.server.procs import REPO, ServerProc
 
 A = "/api/agents/ops"
 
@@ -115,19 +115,18 @@ def _serve(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 
 def test_no_token_means_loopback_only(servers):
-    from conftest import ServerProc
 
     proc = ServerProc(servers.db, servers.counter_db, servers.tmp_path, "probe")
     env = proc.env()
     for host in ["0.0.0.0", "::", "192.0.2.10", "example.org"]:
-        r = _serve("--app", "warden_test_app:runtime", "--host", host, "--port", "0", env=env)
+        r = _serve("--app", "tests.server.warden_test_app:runtime", "--host", host, "--port", "0", env=env)
         assert r.returncode == 2, (host, r.stdout, r.stderr)
         assert "refusing to listen" in r.stderr and "WARDEN_API_TOKEN" in r.stderr
     r = _serve("--app", "nope_module:runtime", "--port", "0", env=env)
     assert r.returncode == 2 and "cannot import" in r.stderr
-    r = _serve("--app", "warden_test_app", "--port", "0", env=env)
+    r = _serve("--app", "tests.server.warden_test_app", "--port", "0", env=env)
     assert r.returncode == 2 and "module:attribute" in r.stderr
-    r = _serve("--app", "warden_test_app:TOOLS", "--port", "0", env=env)
+    r = _serve("--app", "tests.server.warden_test_app:TOOLS", "--port", "0", env=env)
     assert r.returncode == 2 and "not a Runtime" in r.stderr
 
     # without a token on loopback it serves, says so, and needs no Authorization header
@@ -138,7 +137,6 @@ def test_no_token_means_loopback_only(servers):
 
 
 def test_token_from_environment(servers):
-    from conftest import ServerProc
 
     class EnvTokenServer(ServerProc):
         def env(self) -> dict[str, str]:

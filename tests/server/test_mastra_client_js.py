@@ -13,8 +13,9 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import HERE
-from helpers import TOKEN
+
+from tests.server.helpers import TOKEN
+from tests.server.procs import HERE
 
 JS = HERE / "js"
 CLIENT = JS / "node_modules" / "@mastra" / "client-js" / "package.json"

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import httpx
-from helpers import TOKEN, error_of, first, raw, sse_post, types
+
+from tests.server.helpers import TOKEN, error_of, first, raw, sse_post, types
 
 A = "/api/agents/ops"
 
