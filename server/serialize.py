@@ -90,4 +90,8 @@ def suspended_run_list_json(result: Any) -> dict[str, Any]:
     total = getattr(result, "total", None)
     if total is None and isinstance(result, dict):
         total = result.get("total", len(runs or []))
-    return {"runs": [suspended_run_json(r) for r in runs or []], "total": int(total or 0)}
+    out: dict[str, Any] = {"runs": [suspended_run_json(r) for r in runs or []], "total": int(total or 0)}
+    for name in ("page", "per_page"):
+        if getattr(result, name, None) is not None:
+            out[to_camel(name)] = getattr(result, name)
+    return out

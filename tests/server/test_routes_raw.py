@@ -142,6 +142,7 @@ def test_suspended_runs_filters_and_pages(server):
         page0 = pending(c, threadId="tp", page=0, perPage=2)
         page1 = pending(c, threadId="tp", page=1, perPage=2)
         assert page0["total"] == page1["total"] == 3
+        assert (page1["page"], page1["perPage"]) == (1, 2)
         assert len(page0["runs"]) == 2 and len(page1["runs"]) == 1
         assert {r["runId"] for r in page0["runs"] + page1["runs"]} == set(ids)
         call = tp["runs"][0]["toolCalls"][0]
