@@ -38,6 +38,19 @@ def build_agent() -> Agent:
     return Agent(id="bench", model=FunctionModel(model), tools={"delete": tool})
 
 
+def build_supervisor() -> Agent:
+    """Two levels: the supervisor delegates to a sub-agent whose tool needs approval."""
+    worker = build_agent()
+
+    def model(messages, info):
+        if messages[-1].role == "user":
+            return ModelResponse(tool_calls=[ToolCall(name="agent-worker", args={"prompt": "delete abc-123"},
+                                                      id="s1")])
+        return ModelResponse(text="supervised: done")
+
+    return Agent(id="bench", model=FunctionModel(model), agents={"worker": worker})
+
+
 async def cycle(agent: Agent) -> None:
     stream = await agent.stream("delete abc-123")
     await stream.wait()
@@ -47,8 +60,8 @@ async def cycle(agent: Agent) -> None:
     assert approved.status == "finished", approved.error
 
 
-async def measure(store, cycles: int) -> tuple[float, float]:
-    agent = build_agent()
+async def measure(store, cycles: int, agent: Agent | None = None) -> tuple[float, float]:
+    agent = agent or build_agent()
     async with Runtime(agents={"bench": agent}, storage=store):
         for _ in range(min(200, cycles)):  # warm-up
             await cycle(agent)
@@ -70,7 +83,9 @@ async def main(cycles: int) -> None:
         print(f"approval cycle, {cycles} warm cycles each (stream -> approval -> approve -> tool -> finish)")
         for label, store in rows:
             p50, p99 = await measure(store, cycles)
-            print(f"  {label:<42} p50 {p50:7.3f} ms   p99 {p99:7.3f} ms")
+            print(f"  {label:<48} p50 {p50:7.3f} ms   p99 {p99:7.3f} ms")
+        p50, p99 = await measure(SqliteStore(Path(tmp) / "sup.db"), cycles, build_supervisor())
+        print(f"  {'two-level supervisor, SqliteStore NORMAL':<48} p50 {p50:7.3f} ms   p99 {p99:7.3f} ms")
 
 
 if __name__ == "__main__":

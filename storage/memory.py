@@ -118,6 +118,22 @@ class InMemoryStore:
         run.status = "running"
         return copy.copy(run)
 
+    async def release(self, run_id: str, owner: str, *, reset_call: str | None = None) -> None:
+        self._check()
+        run = self._runs.get(run_id)
+        if run is None:
+            return
+        if self._leases.get(run_id, ("",))[0] == owner:
+            self._leases.pop(run_id, None)
+            run.status = "suspended"
+        call = self._calls.get(run_id, {}).get(reset_call or "")
+        if call is not None and call.status != "pending":
+            call.status = "pending"
+            self._audit.append(AuditRow(run_id=run_id, tool_call_id=call.tool_call_id, agent_id=run.agent_id,
+                                        tool_name=call.tool_name, decision="withdrawn", fingerprint=call.fingerprint,
+                                        reason="decision interrupted before it was applied",
+                                        decided_at=time.time()))
+
     async def finish_run(self, run_id: str, owner: str | None) -> None:
         self._check()
         self._runs.pop(run_id, None)

@@ -380,6 +380,25 @@ class SqliteStore:
 
         return self._tx(db, body)
 
+    async def release(self, run_id: str, owner: str, *, reset_call: str | None = None) -> None:
+        await self._call(self._release, run_id, owner, reset_call)
+
+    def _release(self, db: sqlite3.Connection, run_id: str, owner: str, reset_call: str | None) -> None:
+        def body() -> None:
+            db.execute("UPDATE runs SET status = 'suspended', lease_owner = NULL, lease_until = NULL, updated_at = ? "
+                       "WHERE run_id = ? AND lease_owner = ?", (time.time(), run_id, owner))
+            if reset_call is not None:
+                cur = db.execute("UPDATE pending_calls SET status = 'pending' WHERE run_id = ? AND tool_call_id = ? "
+                                 "AND status <> 'pending'", (run_id, reset_call))
+                if cur.rowcount:
+                    db.execute(
+                        "INSERT INTO audit_log (run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, "
+                        "reason, actor, decided_at) SELECT run_id, tool_call_id, '', tool_name, 'withdrawn', "
+                        "fingerprint, 'decision interrupted before it was applied', NULL, ? FROM pending_calls "
+                        "WHERE run_id = ? AND tool_call_id = ?", (time.time(), run_id, reset_call))
+
+        self._tx(db, body)
+
     async def finish_run(self, run_id: str, owner: str | None) -> None:
         await self._call(self._finish_run, run_id)
 
