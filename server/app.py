@@ -91,7 +91,7 @@ async def _body(request: Request, model: type[M]) -> M:
 
 
 def _stream_response(request: Request, stream: Any) -> Response:
-    return sse_response(StreamPump(stream, request.app.state.stream_tasks))
+    return sse_response(StreamPump(stream, request.app.state.stream_pumps))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -217,7 +217,7 @@ async def send_tool_approval(request: Request) -> Response:
         resume_data=body.resume_data,
         reason=body.reason,
     )
-    pump = StreamPump(s, request.app.state.stream_tasks)
+    pump = StreamPump(s, request.app.state.stream_pumps)
     await pump.wait()  # the run continues even if this request is dropped
     chunks = []
     while not pump.queue.empty():
@@ -402,7 +402,7 @@ def create_app(
             try:
                 yield
             finally:
-                await _drain(app.state.stream_tasks)
+                await _drain(app.state.stream_pumps)
 
     middleware = []
     if token:
@@ -421,19 +421,26 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.runtime = runtime
-    app.state.stream_tasks = set()
+    app.state.stream_pumps = set()
     app.state.auth_required = bool(token)
     return app
 
 
-async def _drain(tasks: set[asyncio.Task[Any]]) -> None:
-    """On shutdown, let runs whose decision was accepted finish (bounded), then cancel the rest."""
-    pending = [t for t in tasks if not t.done()]
-    if not pending:
+async def _drain(pumps: set[StreamPump]) -> None:
+    """On shutdown, let runs whose decision was accepted finish (bounded); then cancel the rest
+    through the runtime (``AgentStream.cancel``: a decision whose tool had not started goes back
+    to pending), so nothing is left half-applied."""
+    running = [p for p in pumps if not p.task.done()]
+    if not running:
         return
-    log.info("waiting for %d running stream(s) to finish", len(pending))
-    _, still = await asyncio.wait(pending, timeout=SHUTDOWN_GRACE_SECONDS)
-    for t in still:
-        t.cancel()
+    log.info("waiting for %d running stream(s) to finish", len(running))
+    _, still = await asyncio.wait([p.task for p in running], timeout=SHUTDOWN_GRACE_SECONDS)
+    for p in running:
+        if p.task in still:
+            cancel = getattr(p.stream, "cancel", None)
+            if cancel is not None:
+                with contextlib.suppress(Exception):
+                    await cancel()
+            p.task.cancel()
     if still:
         await asyncio.gather(*still, return_exceptions=True)

@@ -35,13 +35,13 @@ def dumps(value: Any) -> str:
 class StreamPump:
     """Reads an ``AgentStream``'s ``full_stream`` to the end in its own task."""
 
-    def __init__(self, stream: Any, tasks: set[asyncio.Task[Any]]) -> None:
+    def __init__(self, stream: Any, pumps: set[StreamPump]) -> None:
         self.stream = stream
         self.run_id: str = getattr(stream, "run_id", "") or ""
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self.task = asyncio.create_task(self._run(), name=f"warden-stream-{self.run_id}")
-        tasks.add(self.task)
-        self.task.add_done_callback(tasks.discard)
+        pumps.add(self)
+        self.task.add_done_callback(lambda _t: pumps.discard(self))
 
     async def _run(self) -> None:
         try:
