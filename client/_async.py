@@ -87,6 +87,10 @@ class RemoteAgentStream:
             await self.aclose()
             raise
         if event.data == "[DONE]":
+            # Read to the end of the body (immediate: the server ends it after [DONE]) so the
+            # connection goes back to the pool instead of being closed.
+            async for _ in self._events:
+                pass
             await self.aclose()
             return
         if not event.data:

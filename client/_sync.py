@@ -77,6 +77,9 @@ class SyncAgentStream:
             self.close()
             raise
         if event.data == "[DONE]":
+            # Read to the end of the body so the connection goes back to the pool.
+            for _ in self._events:
+                pass
             self.close()
             return
         if not event.data:
