@@ -231,3 +231,18 @@ async def test_many_concurrent_streams_through_one_client(server, servers):
         texts = await asyncio.gather(*(one(i) for i in range(20)))
         assert texts == [f'done: {{"deleted": "many{i}"}}' for i in range(20)]
     assert len(servers.executions()) == 20
+
+
+async def test_streams_read_to_done_reuse_one_connection(server):
+    async with WardenClient(server.url, token=TOKEN) as client:
+        ops = client.agent("ops")
+        for i in range(3):
+            s = await ops.stream(f"delete reuse{i}")
+            await s.consume()
+            await (await ops.approve_tool_call(run_id=s.run_id)).consume()
+        pool = client.http._transport._pool  # httpcore's pool: one kept-alive connection, not six closed ones
+        assert len(pool.connections) == 1
+    with SyncWardenClient(server.url, token=TOKEN) as sync_client:
+        for _ in range(3):
+            sync_client.agent("ops").stream("hello").consume()
+        assert len(sync_client.http._transport._pool.connections) == 1
