@@ -380,6 +380,17 @@ class SqliteStore:
 
         return self._tx(db, body)
 
+    async def renew_lease(self, run_id: str, owner: str, lease_seconds: float) -> bool:
+        return await self._call(self._renew_lease, run_id, owner, lease_seconds)
+
+    def _renew_lease(self, db: sqlite3.Connection, run_id: str, owner: str, lease_seconds: float) -> bool:
+        def body() -> bool:
+            cur = db.execute("UPDATE runs SET lease_until = ? WHERE run_id = ? AND lease_owner = ?",
+                             (time.time() + lease_seconds, run_id, owner))
+            return cur.rowcount == 1
+
+        return self._tx(db, body)
+
     async def release(self, run_id: str, owner: str, *, reset_call: str | None = None) -> None:
         await self._call(self._release, run_id, owner, reset_call)
 
