@@ -52,10 +52,12 @@ _MIGRATIONS: dict[int, str] = {
         updated_at REAL NOT NULL,
         error TEXT
     );
-    CREATE INDEX runs_by_status ON runs (status, suspended_at DESC, run_id DESC);
-    CREATE INDEX runs_by_agent ON runs (agent_id, status, suspended_at DESC, run_id DESC);
-    CREATE INDEX runs_by_thread ON runs (thread_id, status, agent_id, suspended_at DESC, run_id DESC);
-    CREATE INDEX runs_by_resource ON runs (resource_id, status, agent_id, suspended_at DESC, run_id DESC);
+    CREATE INDEX runs_by_status ON runs (suspended_at DESC, run_id DESC) WHERE status = 'suspended';
+    CREATE INDEX runs_by_agent ON runs (agent_id, suspended_at DESC, run_id DESC) WHERE status = 'suspended';
+    CREATE INDEX runs_by_thread ON runs (thread_id, agent_id, suspended_at DESC, run_id DESC)
+        WHERE status = 'suspended';
+    CREATE INDEX runs_by_resource ON runs (resource_id, agent_id, suspended_at DESC, run_id DESC)
+        WHERE status = 'suspended';
     CREATE TABLE run_counts (
         agent_id TEXT PRIMARY KEY,
         suspended INTEGER NOT NULL
