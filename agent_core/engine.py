@@ -258,8 +258,15 @@ async def _execute(agent: Agent, state: RunState, call: CallState, rt: RunContex
         return
     if ctx.suspended or isinstance(out, Suspension):
         suspension = ctx._suspension if ctx._suspension is not None else out
+        try:
+            payload = to_jsonable_python(suspension.payload)
+        except (TypeError, ValueError) as exc:
+            message = f"Tool {call.name!r} suspended with a payload that cannot be stored: {exc}"
+            _resolve(call, "error", message)
+            yield make_chunk("tool-error", run_id, tool_call_id=call.id, tool_name=call.name, error=message)
+            return
         call.status = "suspended"
-        call.suspend_payload = to_jsonable_python(suspension.payload)
+        call.suspend_payload = payload
         call.resume_data = None
         call.pending_since, call.seq = time.time(), rt.next_seq()
         return

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
+from pydantic_core import to_jsonable_python
 
 from agent_core.chunks import Chunk, make_chunk
 from agent_core.engine import RunContext, ToolCallInfo, drive
@@ -26,6 +27,7 @@ from agent_core.errors import (
     AmbiguousToolCall,
     CorruptSnapshot,
     FingerprintMismatch,
+    InvalidRequest,
     ResumeDataInvalid,
     SnapshotNotFound,
     ToolCallNotSuspended,
@@ -103,12 +105,17 @@ class Runtime:
             mode = "request_fn"
         else:
             mode = "all" if policy_arg else "none"
+        try:
+            context = to_jsonable_python(dict(request_context or {}))
+        except (TypeError, ValueError) as exc:
+            raise InvalidRequest(f"request_context must be JSON-serialisable (it is stored with the run): {exc}"
+                                 ) from exc
         run_id = str(uuid.uuid4())
         if callable(policy_arg):
             self._policies[run_id] = policy_arg
         state = RunState(run_id=run_id, agent_id=agent.id, agent_path=[agent.id], thread_id=thread_id,
                          resource_id=resource_id, max_steps=max_steps or opts.get("max_steps", 10),
-                         policy=mode, request_context=dict(request_context or {}), created_at=time.time())
+                         policy=mode, request_context=context, created_at=time.time())
         auto = auto_resume_suspended_tools if auto_resume_suspended_tools is not None else \
             opts.get("auto_resume_suspended_tools", False)
         history: list[Message] = []
@@ -303,14 +310,28 @@ class Runtime:
                 target.status, target.resume_data = "resuming", resume_data
             state.followups.extend(followups)
             started = True
-            async for chunk in self._advance(agent, state, owner=owner, applied=[call.tool_call_id]):
-                yield chunk
+            heartbeat = asyncio.get_running_loop().create_task(self._keep_lease(run_id, owner))
+            try:
+                async for chunk in self._advance(agent, state, owner=owner, applied=[call.tool_call_id]):
+                    yield chunk
+            finally:
+                heartbeat.cancel()
         except (asyncio.CancelledError, GeneratorExit):
             # Interrupted: free the run for others; a decision whose tool never
             # started goes back to pending rather than being lost.
             await asyncio.shield(self.store.release(run_id, owner,
                                                     reset_call=None if started else call.tool_call_id))
             raise
+
+    async def _keep_lease(self, run_id: str, owner: str) -> None:
+        """Renew the lease while a decision is applied, so a long tool never loses its run."""
+        while True:
+            await asyncio.sleep(self.lease_seconds / 3)
+            try:
+                if not await self.store.renew_lease(run_id, owner, self.lease_seconds):
+                    return
+            except WardenError:
+                return
 
     async def _wait_for_lease(self, run_id: str, owner: str) -> RunState | Chunk:
         delay = 0.002

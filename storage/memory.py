@@ -118,6 +118,13 @@ class InMemoryStore:
         run.status = "running"
         return copy.copy(run)
 
+    async def renew_lease(self, run_id: str, owner: str, lease_seconds: float) -> bool:
+        self._check()
+        if self._leases.get(run_id, ("",))[0] != owner:
+            return False
+        self._leases[run_id] = (owner, time.time() + lease_seconds)
+        return True
+
     async def release(self, run_id: str, owner: str, *, reset_call: str | None = None) -> None:
         self._check()
         run = self._runs.get(run_id)

@@ -52,10 +52,12 @@ _MIGRATIONS: dict[int, str] = {
         updated_at REAL NOT NULL,
         error TEXT
     );
-    CREATE INDEX runs_by_status ON runs (status, suspended_at DESC, run_id DESC);
-    CREATE INDEX runs_by_agent ON runs (agent_id, status, suspended_at DESC, run_id DESC);
-    CREATE INDEX runs_by_thread ON runs (thread_id, status, agent_id, suspended_at DESC, run_id DESC);
-    CREATE INDEX runs_by_resource ON runs (resource_id, status, agent_id, suspended_at DESC, run_id DESC);
+    CREATE INDEX runs_by_status ON runs (suspended_at DESC, run_id DESC) WHERE status = 'suspended';
+    CREATE INDEX runs_by_agent ON runs (agent_id, suspended_at DESC, run_id DESC) WHERE status = 'suspended';
+    CREATE INDEX runs_by_thread ON runs (thread_id, agent_id, suspended_at DESC, run_id DESC)
+        WHERE status = 'suspended';
+    CREATE INDEX runs_by_resource ON runs (resource_id, agent_id, suspended_at DESC, run_id DESC)
+        WHERE status = 'suspended';
     CREATE TABLE run_counts (
         agent_id TEXT PRIMARY KEY,
         suspended INTEGER NOT NULL
@@ -377,6 +379,17 @@ class SqliteStore:
                 return None
             row = db.execute(f"SELECT {_RUN_COLS} FROM runs WHERE run_id = ?", (run_id,)).fetchone()
             return _run(row)
+
+        return self._tx(db, body)
+
+    async def renew_lease(self, run_id: str, owner: str, lease_seconds: float) -> bool:
+        return await self._call(self._renew_lease, run_id, owner, lease_seconds)
+
+    def _renew_lease(self, db: sqlite3.Connection, run_id: str, owner: str, lease_seconds: float) -> bool:
+        def body() -> bool:
+            cur = db.execute("UPDATE runs SET lease_until = ? WHERE run_id = ? AND lease_owner = ?",
+                             (time.time() + lease_seconds, run_id, owner))
+            return cur.rowcount == 1
 
         return self._tx(db, body)
 
