@@ -185,8 +185,8 @@ class RemoteAgent:
         *,
         thread_id: str | None = None,
         resource_id: str | None = None,
-        require_tool_approval: bool = False,
-        max_steps: int = 10,
+        require_tool_approval: bool | None = None,
+        max_steps: int | None = None,
         request_context: dict[str, Any] | None = None,
     ) -> RemoteAgentStream:
         return await self._sse(
@@ -207,8 +207,8 @@ class RemoteAgent:
         *,
         thread_id: str | None = None,
         resource_id: str | None = None,
-        require_tool_approval: bool = False,
-        max_steps: int = 10,
+        require_tool_approval: bool | None = None,
+        max_steps: int | None = None,
         request_context: dict[str, Any] | None = None,
     ) -> GenerateResult:
         return generate_result(

@@ -55,15 +55,19 @@ def stream_body(
     *,
     thread_id: str | None,
     resource_id: str | None,
-    require_tool_approval: bool,
-    max_steps: int,
+    require_tool_approval: bool | None,
+    max_steps: int | None,
     request_context: dict[str, Any] | None,
 ) -> dict[str, Any]:
+    if require_tool_approval is not None and not isinstance(require_tool_approval, bool):
+        raise TypeError("over HTTP require_tool_approval is True, False or None (a policy function cannot be sent)")
     body: dict[str, Any] = {
         "messages": messages if isinstance(messages, str) else [message_json(m) for m in messages],
-        "requireToolApproval": require_tool_approval,
-        "maxSteps": max_steps,
     }
+    if require_tool_approval is not None:
+        body["requireToolApproval"] = require_tool_approval
+    if max_steps is not None:
+        body["maxSteps"] = max_steps
     if thread_id is not None:
         body["threadId"] = thread_id
         body["memory"] = {"thread": thread_id, **({"resource": resource_id} if resource_id else {})}

@@ -166,8 +166,8 @@ class SyncRemoteAgent:
         *,
         thread_id: str | None = None,
         resource_id: str | None = None,
-        require_tool_approval: bool = False,
-        max_steps: int = 10,
+        require_tool_approval: bool | None = None,
+        max_steps: int | None = None,
         request_context: dict[str, Any] | None = None,
     ) -> SyncAgentStream:
         return self._sse(
@@ -188,8 +188,8 @@ class SyncRemoteAgent:
         *,
         thread_id: str | None = None,
         resource_id: str | None = None,
-        require_tool_approval: bool = False,
-        max_steps: int = 10,
+        require_tool_approval: bool | None = None,
+        max_steps: int | None = None,
         request_context: dict[str, Any] | None = None,
     ) -> GenerateResult:
         return generate_result(

@@ -21,10 +21,12 @@ class RequestTooLarge(WardenError):
     code = "REQUEST_TOO_LARGE"
 
 
-class InvalidRequest(WardenError):
-    """422: the body or query string does not validate."""
-
-    code = "INVALID_REQUEST"
+# The runtime's own class (same code) when it has one, so one ``except`` catches both.
+InvalidRequest: type[WardenError] = getattr(core_errors, "InvalidRequest", None) or type(
+    "InvalidRequest",
+    (WardenError,),
+    {"code": "INVALID_REQUEST", "__doc__": "422: the body or query does not validate."},
+)
 
 
 class RouteNotFound(WardenError):

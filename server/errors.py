@@ -14,6 +14,7 @@ from agent_core.errors import (
     AmbiguousToolCall,
     CorruptSnapshot,
     FingerprintMismatch,
+    InvalidRequest,
     ResumeDataInvalid,
     SnapshotNotFound,
     StoreClosed,
@@ -42,6 +43,7 @@ STATUS_BY_CLASS: dict[type[WardenError], int] = {
     AmbiguousToolCall: 409,
     FingerprintMismatch: 412,
     ResumeDataInvalid: 422,
+    InvalidRequest: 422,
     CorruptSnapshot: 500,
     StoreClosed: 503,
 }

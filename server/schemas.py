@@ -74,8 +74,8 @@ class StreamBody(_ThreadScoped):
     """``POST /api/agents/{agentId}/stream`` and ``/generate``."""
 
     messages: str | list[MessageIn | str] | MessageIn
-    require_tool_approval: StrictBool = Field(default=False, alias="requireToolApproval")
-    max_steps: int = Field(default=10, alias="maxSteps", ge=1, le=1000)
+    require_tool_approval: StrictBool | None = Field(default=None, alias="requireToolApproval")
+    max_steps: int | None = Field(default=None, alias="maxSteps", ge=1, le=1000)
     request_context: dict[str, Any] | None = Field(default=None, alias="requestContext")
 
     def messages_arg(self) -> str | list[dict[str, str]]:

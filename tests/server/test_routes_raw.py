@@ -55,7 +55,7 @@ def test_health_is_public_and_everything_else_needs_the_token(server, servers):
 def test_list_agents_and_openapi(server):
     with raw(server.url) as c:
         agents = c.get("/api/agents").json()
-        assert set(agents) == {"ops", "other"}
+        assert set(agents) == {"ops", "other", "guarded"}
         assert agents["ops"]["name"] == "Ops"
         assert agents["ops"]["tools"]["delete_tool"]["requireApproval"] is True
         assert "id" in agents["ops"]["tools"]["delete_tool"]["inputSchema"]["properties"]
@@ -384,3 +384,19 @@ def test_request_size_limit(servers):
         r = c.post(f"{A}/generate", json={"messages": "hi"})
         assert r.status_code == 200
         assert c.get(f"{A}/suspended-runs").json()["total"] == 0
+
+
+def test_agent_default_options_apply_unless_the_request_says_otherwise(server, servers):
+    with raw(server.url) as c:
+        # guarded has default_options require_tool_approval=True: the ungated lookup stops ...
+        r, chunks = sse_post(c, "/api/agents/guarded/stream", {"messages": "lookup a"})
+        assert r.status_code == 200 and types(chunks)[-1] == "tool-call-approval"
+        # ... unless the request says requireToolApproval: false
+        r, chunks = sse_post(c, "/api/agents/guarded/stream", {"messages": "lookup b", "requireToolApproval": False})
+        assert first(chunks, "tool-result")["payload"]["result"] == {"found": "b"}
+        # the agent's default max_steps (1) applies too: no second model call
+        assert "text-delta" not in types(chunks) and first(chunks, "finish")["payload"]["finishReason"] == "length"
+        # and ops (no default) gates it only when asked
+        r, chunks = sse_post(c, f"{A}/stream", {"messages": "lookup c"})
+        assert "tool-result" in types(chunks)
+        assert sorted(e[2] for e in servers.executions()) == ['{"q": "b"}', '{"q": "c"}']

@@ -130,4 +130,14 @@ TOOLS = {"delete_tool": delete_tool, "lookup": lookup_tool, "ask_user": ask_tool
 ops = Agent(id="ops", name="Ops", instructions="You operate records.", model=make_model("ops"), tools=TOOLS)
 other = Agent(id="other", name="Other", instructions="Another agent.", model=make_model("other"), tools=TOOLS)
 
-runtime = Runtime(agents={"ops": ops, "other": other}, storage=SqliteStore(DB))
+# gates every call unless a request says requireToolApproval: false
+guarded = Agent(
+    id="guarded",
+    name="Guarded",
+    instructions="Asks first.",
+    model=make_model("guarded"),
+    tools=TOOLS,
+    default_options={"require_tool_approval": True, "max_steps": 1},
+)
+
+runtime = Runtime(agents={"ops": ops, "other": other, "guarded": guarded}, storage=SqliteStore(DB))
