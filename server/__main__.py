@@ -21,6 +21,13 @@ def main(argv: list[str] | None = None) -> int:
         default=DEFAULT_MAX_BODY_BYTES,
         help="largest accepted request body (default 1 MiB)",
     )
+    p.add_argument(
+        "--cors-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a browser origin allowed to call the API, e.g. https://console.example.com (repeatable)",
+    )
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     args = p.parse_args(argv)
     try:
@@ -31,6 +38,7 @@ def main(argv: list[str] | None = None) -> int:
             args.token,
             max_body_bytes=args.max_body_bytes,
             log_level=args.log_level,
+            cors_origins=args.cors_origin or None,
         )
     except ServeError as exc:
         print(f"warden serve: {exc}", file=sys.stderr)

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -30,7 +31,7 @@ from server.schemas import (
     SuspendedRunsQuery,
 )
 from server.serialize import camel, generate_result_json, suspended_run_list_json
-from server.sse import StreamPump, sse_response
+from server.sse import RUN_ID_HEADER, StreamPump, sse_response
 
 log = logging.getLogger("warden.server")
 
@@ -99,7 +100,7 @@ def _stream_response(request: Request, stream: Any) -> Response:
 
 
 async def health(request: Request) -> Response:
-    return JSONResponse({"status": "ok", "agents": len(_runtime(request).agents)})
+    return JSONResponse({"status": "ok"})
 
 
 def _tool_info(name: str, tool: Any) -> dict[str, Any]:
@@ -385,11 +386,13 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     *,
     manage_runtime: bool = True,
+    cors_origins: list[str] | None = None,
 ) -> Starlette:
     """Build the ASGI application serving ``runtime``.
 
     ``token``: when set, every route but ``/health`` needs ``Authorization:
     Bearer <token>``. ``max_body_bytes``: larger request bodies get 413.
+    ``cors_origins``: browser origins allowed to call the API (CORS; preflights need no token).
     ``manage_runtime``: enter ``runtime`` (``async with``) for the app's
     lifetime; pass False when the caller already owns it.
     """
@@ -405,6 +408,17 @@ def create_app(
                 await _drain(app.state.stream_pumps)
 
     middleware = []
+    if cors_origins:
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(cors_origins),
+                allow_methods=["GET", "POST"],
+                allow_headers=["Authorization", "Content-Type"],
+                expose_headers=[RUN_ID_HEADER],
+                max_age=600,
+            )
+        )
     if token:
         middleware.append(Middleware(BearerAuthMiddleware, token=token))
     middleware.append(Middleware(BodySizeLimitMiddleware, max_body_bytes=max_body_bytes))

@@ -99,6 +99,7 @@ def serve(
     *,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     log_level: str = "info",
+    cors_origins: list[str] | None = None,
 ) -> None:
     """Serve the ``Runtime`` named by ``app`` (``module:attr``) until interrupted."""
     logging.basicConfig(
@@ -114,7 +115,7 @@ def serve(
             host,
         )
     runtime = load_runtime(app)
-    asgi = create_app(runtime, token=token, max_body_bytes=max_body_bytes)
+    asgi = create_app(runtime, token=token, max_body_bytes=max_body_bytes, cors_origins=cors_origins)
     config = uvicorn.Config(
         asgi,
         host=host,

@@ -400,3 +400,25 @@ def test_agent_default_options_apply_unless_the_request_says_otherwise(server, s
         r, chunks = sse_post(c, f"{A}/stream", {"messages": "lookup c"})
         assert "tool-result" in types(chunks)
         assert sorted(e[2] for e in servers.executions()) == ['{"q": "b"}', '{"q": "c"}']
+
+
+def test_cors_for_browser_uis(servers):
+    server = servers.start("cors", extra_args=("--cors-origin", "http://ui.example"))
+    pre = {
+        "Origin": "http://ui.example",
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization, content-type",
+    }
+    with raw(server.url, token=None) as anon:
+        r = anon.options(f"{A}/approve-tool-call", headers=pre)  # a preflight carries no token
+        assert r.status_code == 200
+        assert r.headers["access-control-allow-origin"] == "http://ui.example"
+        assert "authorization" in r.headers["access-control-allow-headers"].lower()
+        r = anon.options(f"{A}/approve-tool-call", headers={**pre, "Origin": "http://evil.example"})
+        assert r.status_code == 400 and "access-control-allow-origin" not in r.headers
+        assert anon.get("/api/agents", headers={"Origin": "http://ui.example"}).status_code == 401
+    with raw(server.url) as c:
+        r = c.post(f"{A}/stream", json={"messages": "hi"}, headers={"Origin": "http://ui.example"})
+        assert r.status_code == 200
+        assert r.headers["access-control-allow-origin"] == "http://ui.example"
+        assert "x-warden-run-id" in r.headers["access-control-expose-headers"].lower()
