@@ -67,6 +67,7 @@ _MIGRATIONS: dict[int, str] = {
         WHERE status = 'suspended';
     CREATE INDEX runs_by_resource ON runs (resource_id, agent_id, suspended_at DESC, run_id DESC)
         WHERE status = 'suspended';
+    CREATE INDEX runs_leased ON runs (lease_until) WHERE status = 'running';
     CREATE TABLE run_counts (
         agent_id TEXT PRIMARY KEY,
         suspended INTEGER NOT NULL
@@ -506,6 +507,12 @@ class SqliteStore:
     @staticmethod
     def _list_suspended(db: sqlite3.Connection, agent_id: str | None, thread_id: str | None,
                         resource_id: str | None, page: int, per_page: int) -> tuple[list[SuspendedRunRow], int]:
+        now = time.time()
+        if db.execute("SELECT 1 FROM runs WHERE status = 'running' AND lease_until < ? LIMIT 1", (now,)).fetchone():
+            # A process died while applying a decision: once its lease expires the
+            # run is listed again (its interrupted call stays decided, never re-run).
+            db.execute("UPDATE runs SET status = 'suspended', lease_owner = NULL, lease_until = NULL "
+                       "WHERE status = 'running' AND lease_until < ?", (now,))
         where = ["status = 'suspended'"]
         params: list[Any] = []
         for col, val in (("agent_id", agent_id), ("thread_id", thread_id), ("resource_id", resource_id)):
