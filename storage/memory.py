@@ -169,6 +169,11 @@ class InMemoryStore:
                              resource_id: str | None = None, page: int = 0,
                              per_page: int = 50) -> tuple[list[SuspendedRunRow], int]:
         self._check()
+        now = time.time()
+        for run_id, (_, until) in list(self._leases.items()):
+            if until < now and run_id in self._runs:
+                self._leases.pop(run_id)
+                self._runs[run_id].status = "suspended"
         runs = [r for r in self._runs.values() if r.status == "suspended"
                 and (agent_id is None or r.agent_id == agent_id)
                 and (thread_id is None or r.thread_id == thread_id)

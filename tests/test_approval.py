@@ -341,3 +341,24 @@ async def test_approving_from_inside_the_async_for_works():
             approved = await agent.approve_tool_call(run_id=stream.run_id)
             out.extend([t async for t in approved.text_stream])
     assert log == ["abc"] and "".join(out) == "done"
+
+
+async def test_independent_calls_of_a_step_run_concurrently_and_report_in_call_order():
+    started: list[str] = []
+    all_started = asyncio.Event()
+
+    async def rendezvous(inp, ctx):
+        started.append(inp.id)
+        if len(started) == 3:
+            all_started.set()
+        await asyncio.wait_for(all_started.wait(), 5)  # only completes if all three run at once
+        await asyncio.sleep(0.01 * (3 - int(inp.id)))  # finish in reverse order
+        return inp.id
+
+    tool = create_tool(id="r", input_schema=IdIn, execute=rendezvous)
+    agent = Agent(id="a", model=calls_then([("r", {"id": "1"}, "a"), ("r", {"id": "2"}, "b"),
+                                            ("r", {"id": "3"}, "c")], echo_results()), tools={"r": tool})
+    stream = await agent.stream("go")
+    chunks = await drain(stream)
+    assert stream.status == "finished", stream.error
+    assert [c.payload.tool_call_id for c in chunks if c.type == "tool-result"] == ["a", "b", "c"]

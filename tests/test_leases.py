@@ -48,6 +48,20 @@ async def test_a_dead_lease_holder_is_taken_over_after_expiry(tmp_path):
         assert calls == {"x": "approved"}, "the dead holder's decision stays recorded, not re-executed"
 
 
+async def test_a_run_whose_holder_died_is_listed_again_after_expiry(tmp_path):
+    log: list = []
+    agent = Agent(id="a", model=calls_then([("d", {"id": "1"}, "x"), ("d", {"id": "2"}, "y")], echo_results()),
+                  tools={"d": recording_tool(log)})
+    async with Runtime(agents={"a": agent}, storage=SqliteStore(tmp_path / "w.db"), lease_seconds=0.2) as rt:
+        out = await agent.generate("go")
+        await rt.store.claim(out.run_id, "x", kinds=("approval",), decide=lambda c, r: Decision("approved"),
+                             owner="dead", lease_seconds=0.2)
+        assert (await agent.list_suspended_runs()).total == 0, "leased: being applied"
+        await asyncio.sleep(0.3)
+        listed = await agent.list_suspended_runs()
+        assert listed.total == 1 and [c.tool_call_id for c in listed.runs[0].tool_calls] == ["y"]
+
+
 async def test_request_context_must_be_storable():
     agent = Agent(id="a", model=calls_then([], echo_results()))
     with pytest.raises(InvalidRequest):

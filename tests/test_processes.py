@@ -107,3 +107,28 @@ async def test_request_policy_function_counts_as_approval_required_in_another_pr
         done = await agent.approve_tool_call_generate(run_id=started["run_id"])
         assert done.finish_reason == "stop"
     assert log.rows()[-1] == ("read", {"id": "again"})
+
+
+async def test_two_processes_storming_many_runs_decide_each_call_exactly_once(env, tmp_path):
+    runs = [run_cli(env, "start", "do delete:a delete:b delete:c")["run_id"] for _ in range(2)]
+    async with build_runtime(env["WARDEN_TEST_DB"], env["WARDEN_TEST_EXEC"]) as runtime:
+        agent = runtime.get_agent("ops")
+        for _ in range(10):  # more runs, quickly, in this process
+            runs.append((await agent.generate("do delete:a delete:b delete:c")).run_id)
+    targets = [[r, f"c{i}"] for r in runs for i in range(3)]
+    (tmp_path / "targets.json").write_text(json.dumps(targets))
+    at = f"{time.time() + 2.0:.4f}"
+    procs = [run_cli(env, "storm", str(tmp_path / "targets.json"), str(seed), at, background=True)
+             for seed in (1, 2)]
+    results = [finish(p) for p in procs]
+    assert all(r["errors"] == [] for r in results), results
+    won = [tuple(w) for r in results for w in r["won"]]
+    lost = [tuple(x) for r in results for x in r["lost"]]
+    assert sorted((w[0], w[1]) for w in won) == sorted(tuple(t) for t in targets), "each call won exactly once"
+    assert len(lost) == len(targets) and {x[2] for x in lost} == {"AGENT_TOOL_CALL_ALREADY_DECIDED"}
+    approved = sorted((w[0], w[1]) for w in won if w[2] == "approved")
+    executions = ExecLog(env["WARDEN_TEST_EXEC"]).rows()
+    assert len(executions) == len(approved), "every approved call ran once, no declined call ran"
+    async with build_runtime(env["WARDEN_TEST_DB"], env["WARDEN_TEST_EXEC"]) as runtime:
+        assert (await runtime.list_suspended_runs()).total == 0, "every run finished"
+        assert len(await runtime.store.audit_log()) == len(targets)

@@ -6,6 +6,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -191,3 +192,47 @@ def test_an_unclosed_store_does_not_keep_the_process_alive(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30)
     assert out.returncode == 0 and out.stdout.strip() == "exited", out.stderr
     assert "Traceback" not in out.stderr
+
+
+async def test_a_held_write_lock_is_waited_for_off_the_event_loop(tmp_path):
+    import asyncio
+    import threading
+
+    path = tmp_path / "w.db"
+    store = SqliteStore(path)
+    await store.setup()
+    assert store._inline_db is not None, "NORMAL runs short transactions inline"
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    released = threading.Event()
+
+    def release_later():
+        time.sleep(0.3)
+        other.execute("COMMIT")
+        released.set()
+
+    threading.Thread(target=release_later, daemon=True).start()
+    ticks = 0
+
+    async def ticker():
+        nonlocal ticks
+        while not released.is_set():
+            ticks += 1
+            await asyncio.sleep(0.01)
+
+    tick_task = asyncio.ensure_future(ticker())
+    await store.save_suspended(run_row(1), [call_row(1)])
+    await tick_task
+    assert released.is_set() and ticks >= 10, "the loop kept running while the store waited for the lock"
+    assert (await store.get_run("run-000001")).status == "suspended"
+    await store.aclose()
+    other.close()
+
+
+async def test_full_synchronous_never_runs_inline(tmp_path):
+    store = SqliteStore(tmp_path / "w.db", synchronous="FULL")
+    await store.setup()
+    assert store._inline_db is None
+    with sqlite3.connect(tmp_path / "w.db") as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    await store.aclose()

@@ -81,6 +81,32 @@ async def main(argv: list[str]) -> dict:
             chunks = await stream.chunks()
             return {"ok": True, "status": stream.status, "text": await stream.text(),
                     "types": [c.type for c in chunks]}
+        if cmd == "storm":
+            # Decide every call of every listed run, in a random order, racing another process.
+            import random
+
+            rng = random.Random(int(argv[2]))
+            targets = json.loads(open(argv[1]).read())
+            rng.shuffle(targets)
+            start_at = float(argv[3])
+            while time.time() < start_at:
+                await asyncio.sleep(0.0005)
+            won, lost, streams = [], [], []
+            for run_id, call_id in targets:
+                approve = rng.random() < 0.5
+                try:
+                    if approve:
+                        s = await agent.approve_tool_call(run_id=run_id, tool_call_id=call_id)
+                    else:
+                        s = await agent.decline_tool_call(run_id=run_id, tool_call_id=call_id, reason="storm")
+                    streams.append(s)
+                    won.append([run_id, call_id, "approved" if approve else "declined"])
+                except WardenError as exc:
+                    lost.append([run_id, call_id, exc.code])
+            for s in streams:
+                await s.wait()
+            errors = [s.error for s in streams if s.error]
+            return {"won": won, "lost": lost, "errors": errors}
     except WardenError as exc:
         return {"ok": False, "code": exc.code, "message": str(exc)}
     finally:
