@@ -246,3 +246,12 @@ async def test_streams_read_to_done_reuse_one_connection(server):
         for _ in range(3):
             sync_client.agent("ops").stream("hello").consume()
         assert len(sync_client.http._transport._pool.connections) == 1
+
+
+async def test_failed_run_status_through_the_client(server):
+    async with WardenClient(server.url, token=TOKEN) as client:
+        s = await client.agent("ops").stream("boom")
+        chunks = await s.consume()
+        assert chunks[-1].type == "error" and s.status == "failed" and s.finish_reason == "error"
+        g = await client.agent("ops").generate("boom")
+        assert g.finish_reason == "error" and g.status == "failed" and "model exploded" in g.error

@@ -422,3 +422,16 @@ def test_cors_for_browser_uis(servers):
         assert r.status_code == 200
         assert r.headers["access-control-allow-origin"] == "http://ui.example"
         assert "x-warden-run-id" in r.headers["access-control-expose-headers"].lower()
+
+
+def test_a_failing_run_is_an_error_chunk_not_an_http_error(server):
+    with raw(server.url) as c:
+        r, chunks = sse_post(c, f"{A}/stream", {"messages": "boom"})
+        assert r.status_code == 200
+        err = first(chunks, "error")
+        assert "model exploded" in err["payload"]["error"]
+        assert "finish" not in types(chunks)
+        g = c.post(f"{A}/generate", json={"messages": "boom"})
+        assert g.status_code == 200
+        assert g.json()["finishReason"] == "error" and "model exploded" in g.json()["error"]
+        assert c.get(f"{A}/suspended-runs").json()["total"] == 0

@@ -9,6 +9,7 @@ The model reads the last user message:
 - ``delete <id>``   -> calls ``delete_tool`` (``require_approval=True``)
 - ``lookup <q>``    -> calls ``lookup`` (gated only by ``requireToolApproval``)
 - ``ask <q>``       -> calls ``ask_user``, which suspends until resumed with ``{"answer": str}``
+- ``boom``          -> the model raises (the run fails with an ``error`` chunk)
 - anything else     -> answers ``hello from <agent>``
 and after a tool result answers ``done: <result JSON>``.
 """
@@ -118,6 +119,8 @@ def make_model(agent_name: str) -> FunctionModel:
             return ModelResponse(tool_calls=[ToolCall(name="delete_tool", args={"id": rest})])
         if verb == "lookup":
             return ModelResponse(tool_calls=[ToolCall(name="lookup", args={"q": rest})])
+        if verb == "boom":
+            raise RuntimeError("model exploded")
         if verb == "ask":
             return ModelResponse(tool_calls=[ToolCall(name="ask_user", args={"question": rest})])
         return ModelResponse(text=f"hello from {agent_name}")
