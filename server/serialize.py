@@ -64,12 +64,29 @@ _GENERATE_FIELDS = (
 )
 
 
+def _usage_json(u: Any) -> Any:
+    if isinstance(u, dict) and "input_tokens" in u:
+        i, o = u.get("input_tokens") or 0, u.get("output_tokens") or 0
+        return {"inputTokens": i, "outputTokens": o, "totalTokens": i + o}
+    return u
+
+
 def generate_result_json(result: Any) -> dict[str, Any]:
-    """``GenerateResult`` -> ``{text, finishReason, suspendPayload, runId, steps, toolCalls, ...}``."""
-    out = camel(result) if isinstance(result, BaseModel) else {}
-    for name in _GENERATE_FIELDS:
-        if hasattr(result, name):
-            out[to_camel(name)] = camel(getattr(result, name))
+    """``GenerateResult`` -> ``{text, finishReason, suspendPayload, runId, steps, toolCalls, ...}``.
+
+    Serialised by pydantic (its Rust core); only field names of the result, of its steps and of
+    ``usage`` are renamed here (the payload models already have camelCase aliases).
+    """
+    if isinstance(result, BaseModel):
+        dumped = result.model_dump(mode="json", by_alias=True)
+        out = {to_camel(k): v for k, v in dumped.items()}
+        out["steps"] = [
+            {to_camel(k): v for k, v in step.items()} if isinstance(step, dict) else step
+            for step in out.get("steps") or []
+        ]
+        out["usage"] = _usage_json(out.get("usage"))
+    else:
+        out = {to_camel(name): camel(getattr(result, name)) for name in _GENERATE_FIELDS if hasattr(result, name)}
     payload = getattr(result, "suspend_payload", None)
     if payload is not None:
         # Tell clients which payload model it is (approval or suspension) without guessing.
