@@ -108,6 +108,10 @@ def serve(
     )
     token = resolve_token(token)
     check_bind(host, token)
+    if token and len(token) < 16:
+        log.warning(
+            "the API token is short (%d characters): use a long random one, e.g. `openssl rand -hex 32`", len(token)
+        )
     if not token:
         log.warning(
             "no API token (--token or %s): authentication is OFF; listening on loopback %s only",
