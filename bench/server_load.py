@@ -69,12 +69,25 @@ def start_server(db: Path, token: str, sync: str) -> tuple[subprocess.Popen[str]
     raise SystemExit(f"server did not start (exit {proc.returncode})")
 
 
+def cpu_seconds(pids: list[int]) -> float | None:
+    """User+system CPU time of the server processes (Linux /proc), a figure the machine's load barely moves."""
+    total = 0.0
+    try:
+        for pid in pids:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+    return total
+
+
 def pct(values: list[float], p: float) -> float:
     s = sorted(values)
     return s[min(len(s) - 1, max(0, round(p / 100 * len(s)) - 1))]
 
 
-async def bench(urls: list[str], token: str, runs: int, clients: int) -> dict[str, float]:
+async def bench(urls: list[str], token: str, runs: int, clients: int, pids: list[int]) -> dict[str, float | None]:
     conns = [WardenClient(u, token=token) for u in urls]
     try:
         # 1. suspend the runs (concurrently, also through HTTP)
@@ -114,9 +127,12 @@ async def bench(urls: list[str], token: str, runs: int, clients: int) -> dict[st
                 latencies.append(time.perf_counter() - start)
                 assert stream.status == "finished", (i, stream.status)
 
+        cpu0 = cpu_seconds(pids)
         t0 = time.perf_counter()
         await asyncio.gather(*(worker(w) for w in range(clients)))
         approve_s = time.perf_counter() - t0
+        cpu1 = cpu_seconds(pids)
+        server_cpu_ms = (cpu1 - cpu0) / runs * 1000 if cpu0 is not None and cpu1 is not None else None
         left = await conns[0].agent("bench").list_suspended_runs(per_page=1)
         assert left.total == 0, left.total
         return {
@@ -125,6 +141,7 @@ async def bench(urls: list[str], token: str, runs: int, clients: int) -> dict[st
             "p50_ms": statistics.median(latencies) * 1000,
             "p99_ms": pct(latencies, 99) * 1000,
             "max_ms": max(latencies) * 1000,
+            "server_cpu_ms": server_cpu_ms,
         }
     finally:
         for c in conns:
@@ -145,7 +162,7 @@ def main() -> None:
         db = Path(tmp) / "bench.db"
         procs = [start_server(db, token, a.synchronous) for _ in range(a.instances)]
         try:
-            r = asyncio.run(bench([u for _, u in procs], token, a.runs, a.clients))
+            r = asyncio.run(bench([u for _, u in procs], token, a.runs, a.clients, [p.pid for p, _ in procs]))
         finally:
             for proc, _ in procs:
                 proc.terminate()
@@ -158,6 +175,9 @@ def main() -> None:
     print("  approve (approve-tool-call -> tool -> finish, SSE read to [DONE]):")
     print(f"    throughput {r['approvals_per_s']:8.1f} approvals/s")
     print(f"    latency    p50 {r['p50_ms']:.2f} ms   p99 {r['p99_ms']:.2f} ms   max {r['max_ms']:.2f} ms")
+    if r["server_cpu_ms"] is not None:
+        print(f"    server CPU {r['server_cpu_ms']:.2f} ms per approval (all server processes, user+system)")
+    print(f"  machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} (client and server share them)")
 
 
 if __name__ == "__main__":
