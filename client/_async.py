@@ -6,13 +6,14 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 from httpx_sse import EventSource
 
 from agent_core.chunks import Chunk
 from agent_core.stream import GenerateResult
-from agent_core.views import SuspendedRunList
+from agent_core.views import SuspendedRun, SuspendedRunList
 from client._common import (
     API,
     RUN_ID_HEADER,
@@ -25,6 +26,7 @@ from client._common import (
     raise_for_status,
     stream_body,
     stream_timeout,
+    suspended_run,
     suspended_run_list,
 )
 from client.errors import ProtocolError
@@ -155,7 +157,7 @@ class RemoteAgent:
     def __init__(self, client: WardenClient, agent_id: str) -> None:
         self._client = client
         self.id = agent_id
-        self._path = f"{API}/{agent_id}"
+        self._path = f"{API}/{quote(agent_id, safe='')}"
 
     async def _sse(self, route: str, body: dict[str, Any]) -> RemoteAgentStream:
         http = self._client.http
@@ -336,6 +338,25 @@ class WardenClient:
 
     def agent(self, agent_id: str) -> RemoteAgent:
         return RemoteAgent(self, agent_id)
+
+    async def list_suspended_runs(
+        self,
+        *,
+        agent_id: str | None = None,
+        thread_id: str | None = None,
+        resource_id: str | None = None,
+        page: int = 0,
+        per_page: int = 50,
+    ) -> SuspendedRunList:
+        """Pending runs of every agent (or of ``agent_id``), like ``Runtime.list_suspended_runs``."""
+        params = drop_none(
+            {"agentId": agent_id, "threadId": thread_id, "resourceId": resource_id, "page": page, "perPage": per_page}
+        )
+        return suspended_run_list(json_of(await self.http.get("/api/suspended-runs", params=params)))
+
+    async def get_suspended_run(self, run_id: str) -> SuspendedRun:
+        """One pending run, like ``Runtime.get_suspended_run`` (``SnapshotNotFound`` if none)."""
+        return suspended_run(json_of(await self.http.get(f"/api/suspended-runs/{quote(run_id, safe='')}")))
 
     async def list_agents(self) -> dict[str, Any]:
         return json_of(await self.http.get("/api/agents"))

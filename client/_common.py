@@ -10,7 +10,7 @@ import httpx
 from agent_core.chunks import PAYLOAD_TYPES, Chunk, Payload, ToolCallPayload, ToolResultPayload
 from agent_core.models import Message, Usage
 from agent_core.stream import GenerateResult, StepSummary
-from agent_core.views import SuspendedRunList
+from agent_core.views import SuspendedRun, SuspendedRunList
 from client.errors import ProtocolError, error_from_response
 
 RUN_ID_HEADER = "x-warden-run-id"
@@ -113,6 +113,13 @@ def generate_result(data: dict[str, Any]) -> GenerateResult:
         error=data.get("error"),
         status=data.get("status") or "finished",
     )
+
+
+def suspended_run(data: Any) -> SuspendedRun:
+    try:
+        return SuspendedRun.model_validate(data)
+    except ValueError as exc:
+        raise ProtocolError(f"suspended run answer does not match SuspendedRun: {exc}") from exc
 
 
 def suspended_run_list(data: Any) -> SuspendedRunList:

@@ -6,13 +6,14 @@ import json
 import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 from httpx_sse import EventSource
 
 from agent_core.chunks import Chunk
 from agent_core.stream import GenerateResult
-from agent_core.views import SuspendedRunList
+from agent_core.views import SuspendedRun, SuspendedRunList
 from client._async import DEFAULT_TIMEOUT
 from client._common import (
     API,
@@ -26,6 +27,7 @@ from client._common import (
     raise_for_status,
     stream_body,
     stream_timeout,
+    suspended_run,
     suspended_run_list,
 )
 from client.errors import ProtocolError
@@ -136,7 +138,7 @@ class SyncRemoteAgent:
     def __init__(self, client: SyncWardenClient, agent_id: str) -> None:
         self._client = client
         self.id = agent_id
-        self._path = f"{API}/{agent_id}"
+        self._path = f"{API}/{quote(agent_id, safe='')}"
 
     def _sse(self, route: str, body: dict[str, Any]) -> SyncAgentStream:
         http = self._client.http
@@ -315,6 +317,25 @@ class SyncWardenClient:
 
     def agent(self, agent_id: str) -> SyncRemoteAgent:
         return SyncRemoteAgent(self, agent_id)
+
+    def list_suspended_runs(
+        self,
+        *,
+        agent_id: str | None = None,
+        thread_id: str | None = None,
+        resource_id: str | None = None,
+        page: int = 0,
+        per_page: int = 50,
+    ) -> SuspendedRunList:
+        """Pending runs of every agent (or of ``agent_id``), like ``Runtime.list_suspended_runs``."""
+        params = drop_none(
+            {"agentId": agent_id, "threadId": thread_id, "resourceId": resource_id, "page": page, "perPage": per_page}
+        )
+        return suspended_run_list(json_of(self.http.get("/api/suspended-runs", params=params)))
+
+    def get_suspended_run(self, run_id: str) -> SuspendedRun:
+        """One pending run, like ``Runtime.get_suspended_run`` (``SnapshotNotFound`` if none)."""
+        return suspended_run(json_of(self.http.get(f"/api/suspended-runs/{quote(run_id, safe='')}")))
 
     def list_agents(self) -> dict[str, Any]:
         return json_of(self.http.get("/api/agents"))

@@ -23,6 +23,7 @@ from agent_core.errors import AgentNotFound, WardenError
 from server import errors as E
 from server.middleware import BearerAuthMiddleware, BodySizeLimitMiddleware
 from server.schemas import (
+    AllSuspendedRunsQuery,
     ApproveBody,
     DeclineBody,
     ResumeBody,
@@ -30,7 +31,7 @@ from server.schemas import (
     StreamBody,
     SuspendedRunsQuery,
 )
-from server.serialize import camel, generate_result_json, suspended_run_list_json
+from server.serialize import camel, generate_result_json, suspended_run_json, suspended_run_list_json
 from server.sse import RUN_ID_HEADER, StreamPump, sse_response
 
 log = logging.getLogger("warden.server")
@@ -245,6 +246,22 @@ async def suspended_runs(request: Request) -> Response:
     return JSONResponse(suspended_run_list_json(result))
 
 
+async def all_suspended_runs(request: Request) -> Response:
+    q = AllSuspendedRunsQuery.model_validate(dict(request.query_params))
+    runtime = _runtime(request)
+    if q.agent_id is not None:
+        runtime.get_agent(q.agent_id)  # 404 for an unknown agent rather than an empty list
+    result = await runtime.list_suspended_runs(
+        agent_id=q.agent_id, thread_id=q.thread_id, resource_id=q.resource_id, page=q.page, per_page=q.per_page
+    )
+    return JSONResponse(suspended_run_list_json(result))
+
+
+async def get_suspended_run(request: Request) -> Response:
+    run = await _runtime(request).get_suspended_run(request.path_params["run_id"])
+    return JSONResponse(suspended_run_json(run))
+
+
 async def openapi(request: Request) -> Response:
     from server.openapi import build_openapi
 
@@ -336,6 +353,20 @@ ROUTES: list[tuple[RouteSpec, Callable[[Request], Awaitable[Response]]]] = [
             SendToolApprovalBody,
         ),
         send_tool_approval,
+    ),
+    (
+        RouteSpec(
+            "GET",
+            "/api/suspended-runs",
+            "listAllSuspendedRuns",
+            "Pending runs of every agent (or of agentId), paged (Warden extension)",
+            query=AllSuspendedRunsQuery,
+        ),
+        all_suspended_runs,
+    ),
+    (
+        RouteSpec("GET", "/api/suspended-runs/{run_id:path}", "getSuspendedRun", "One pending run (Warden extension)"),
+        get_suspended_run,
     ),
     (
         RouteSpec(

@@ -48,6 +48,8 @@ def build_openapi(routes: list[tuple[Any, Any]]) -> dict[str, Any]:
             qschema = spec.query.model_json_schema(by_alias=True)
             for pname, pschema in qschema.get("properties", {}).items():
                 params.append({"name": pname, "in": "query", "required": False, "schema": pschema})
+        if "{run_id" in spec.path:
+            params.append({"name": "runId", "in": "path", "required": True, "schema": {"type": "string"}})
         if params:
             op["parameters"] = params
         if spec.body is not None:
@@ -74,7 +76,9 @@ def build_openapi(routes: list[tuple[Any, Any]]) -> dict[str, Any]:
         op["responses"] = responses
         if spec.auth:
             op["security"] = [{"bearer": []}]
-        paths.setdefault(spec.path.replace("{agent_id}", "{agentId}"), {})[spec.method.lower()] = op
+        paths.setdefault(spec.path.replace("{agent_id}", "{agentId}").replace("{run_id:path}", "{runId}"), {})[
+            spec.method.lower()
+        ] = op
     return {
         "openapi": "3.1.0",
         "info": {

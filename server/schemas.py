@@ -135,6 +135,12 @@ class SuspendedRunsQuery(_Body):
     per_page: int = Field(default=50, alias="perPage", ge=1, le=1000)
 
 
+class AllSuspendedRunsQuery(SuspendedRunsQuery):
+    """``GET /api/suspended-runs``: every agent's pending runs, or one agent's with ``agentId``."""
+
+    agent_id: str | None = Field(default=None, alias="agentId")
+
+
 BODY_MODELS: dict[str, type[BaseModel]] = {
     "StreamBody": StreamBody,
     "ApproveBody": ApproveBody,

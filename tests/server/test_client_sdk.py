@@ -255,3 +255,30 @@ async def test_failed_run_status_through_the_client(server):
         assert chunks[-1].type == "error" and s.status == "failed" and s.finish_reason == "error"
         g = await client.agent("ops").generate("boom")
         assert g.finish_reason == "error" and g.status == "failed" and "model exploded" in g.error
+
+
+async def test_runtime_level_listing_and_get(server):
+    """Warden extensions for consoles: every agent's pending runs, and one run by id."""
+    async with WardenClient(server.url, token=TOKEN) as client:
+        a = await client.agent("ops").stream("delete x1", thread_id="tl")
+        await a.consume()
+        b = await client.agent("other").stream("ask why?", thread_id="tl")
+        await b.consume()
+        everyone = await client.list_suspended_runs()
+        assert everyone.total == 2 and {r.agent_id for r in everyone.runs} == {"ops", "other"}
+        only_other = await client.list_suspended_runs(agent_id="other")
+        assert [r.run_id for r in only_other.runs] == [b.run_id]
+        assert (await client.list_suspended_runs(thread_id="tl", per_page=1)).total == 2
+        run = await client.get_suspended_run(a.run_id)
+        assert run.agent_id == "ops" and run.tool_calls[0].kind == "approval"
+        assert run.tool_calls[0].fingerprint == a.suspend_payload.fingerprint
+        with pytest.raises(SnapshotNotFound):
+            await client.get_suspended_run("no/such run")
+        with pytest.raises(AgentNotFound):
+            await client.list_suspended_runs(agent_id="nobody")
+        await (await client.agent("ops").approve_tool_call(run_id=a.run_id)).consume()
+        with pytest.raises(SnapshotNotFound):
+            await client.get_suspended_run(a.run_id)
+    with SyncWardenClient(server.url, token=TOKEN) as sync_client:
+        assert sync_client.list_suspended_runs().total == 1
+        assert sync_client.get_suspended_run(b.run_id).tool_calls[0].suspend_payload == {"question": "why?"}
