@@ -125,7 +125,7 @@ async def test_errors_map_to_the_runtime_classes(server, servers):
 async def test_generate_decline_resume_and_send_with_async_client(server, servers):
     async with WardenClient(server.url + "/api", token=TOKEN) as client:  # a base URL ending in /api works too
         ops = client.agent("ops")
-        assert set(await client.list_agents()) == {"ops", "other", "guarded"}
+        assert set(await client.list_agents()) == {"ops", "other", "guarded", "boss"}
         g = await ops.generate("delete g1")
         assert isinstance(g, GenerateResult) and g.finish_reason == "suspended"
         assert isinstance(g.suspend_payload, ToolCallApprovalPayload)
@@ -210,7 +210,7 @@ def test_sync_client(server, servers):
         s6 = ops.stream("delete sync6", thread_id="ts6")
         s6.consume()
         assert ops.send_tool_approval(thread_id="ts6", approved=False).status == "finished"
-        assert set(client.list_agents()) == {"ops", "other", "guarded"} and client.health()["status"] == "ok"
+        assert set(client.list_agents()) == {"ops", "other", "guarded", "boss"} and client.health()["status"] == "ok"
         with pytest.raises(SnapshotNotFound):
             ops.resume_generate({"answer": "x"}, run_id="nope")
     with SyncWardenClient(server.url) as anon, pytest.raises(Unauthorized):

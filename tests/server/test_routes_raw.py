@@ -55,7 +55,7 @@ def test_health_is_public_and_everything_else_needs_the_token(server, servers):
 def test_list_agents_and_openapi(server):
     with raw(server.url) as c:
         agents = c.get("/api/agents").json()
-        assert set(agents) == {"ops", "other", "guarded"}
+        assert set(agents) == {"ops", "other", "guarded", "boss"}
         assert agents["ops"]["name"] == "Ops"
         assert agents["ops"]["tools"]["delete_tool"]["requireApproval"] is True
         assert "id" in agents["ops"]["tools"]["delete_tool"]["inputSchema"]["properties"]
@@ -435,3 +435,25 @@ def test_a_failing_run_is_an_error_chunk_not_an_http_error(server):
         assert g.status_code == 200
         assert g.json()["finishReason"] == "error" and "model exploded" in g.json()["error"]
         assert c.get(f"{A}/suspended-runs").json()["total"] == 0
+
+
+def test_supervisor_approval_through_http(server, servers):
+    """An approval inside a sub-agent surfaces in the supervisor's stream and is decided on the supervisor."""
+    with raw(server.url) as c:
+        r, chunks = sse_post(c, "/api/agents/boss/stream", {"messages": "delegate delete deep-1", "threadId": "tb"})
+        assert r.status_code == 200
+        approval = first(chunks, "tool-call-approval")
+        assert approval["payload"]["agentPath"] == ["boss", "ops"]
+        assert approval["payload"]["toolName"] == "delete_tool"
+        listed = c.get("/api/agents/boss/suspended-runs").json()
+        assert listed["total"] == 1 and listed["runs"][0]["runId"] == approval["runId"]
+        assert c.get(f"{A}/suspended-runs").json()["total"] == 0  # only the top run is listed
+        body = {"runId": approval["runId"], "toolCallId": approval["payload"]["toolCallId"]}
+        r, _ = sse_post(c, f"{A}/approve-tool-call", body)  # not under the sub-agent's own route
+        assert r.status_code == 404
+        r, chunks = sse_post(c, "/api/agents/boss/approve-tool-call", body)
+        assert r.status_code == 200, r.text
+        assert types(chunks)[-1] == "finish"
+        text = "".join(ch["payload"]["text"] for ch in chunks if ch["type"] == "text-delta")
+        assert text.startswith("boss done:") and "deep-1" in text
+        assert [e[2] for e in servers.executions()] == ['{"id": "deep-1"}']

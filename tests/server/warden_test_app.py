@@ -11,6 +11,8 @@ The model reads the last user message:
 - ``ask <q>``       -> calls ``ask_user``, which suspends until resumed with ``{"answer": str}``
 - ``boom``          -> the model raises (the run fails with an ``error`` chunk)
 - anything else     -> answers ``hello from <agent>``
+
+``boss`` is a supervisor: ``delegate <prompt>`` hands ``<prompt>`` to its sub-agent ``ops``.
 and after a tool result answers ``done: <result JSON>``.
 """
 
@@ -143,4 +145,21 @@ guarded = Agent(
     default_options={"require_tool_approval": True, "max_steps": 1},
 )
 
-runtime = Runtime(agents={"ops": ops, "other": other, "guarded": guarded}, storage=SqliteStore(DB))
+
+def boss_model(messages, info):
+    last = messages[-1]
+    if last.role == "tool":
+        return ModelResponse(text=f"boss done: {last.content}")
+    words = (last.content or "").split(maxsplit=1)
+    if words and words[0] == "delegate":
+        return ModelResponse(tool_calls=[ToolCall(name="agent-ops", args={"prompt": words[1]})])
+    return ModelResponse(text="hello from boss")
+
+
+# a supervisor: ops is its sub-agent, reached through the delegation tool "agent-ops"
+sub_ops = Agent(id="ops", name="Ops", instructions="You operate records.", model=make_model("ops"), tools=TOOLS)
+boss = Agent(
+    id="boss", name="Boss", instructions="Delegates.", model=FunctionModel(boss_model), agents={"ops": sub_ops}
+)
+
+runtime = Runtime(agents={"ops": ops, "other": other, "guarded": guarded, "boss": boss}, storage=SqliteStore(DB))
