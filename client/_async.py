@@ -12,6 +12,7 @@ import httpx
 from httpx_sse import EventSource
 
 from agent_core.chunks import Chunk
+from agent_core.models import Usage
 from agent_core.stream import GenerateResult
 from agent_core.views import SuspendedRun, SuspendedRunList
 from client._common import (
@@ -74,8 +75,16 @@ class RemoteAgentStream:
         return self._state.suspend_payload
 
     @property
-    def chunks(self) -> list[Chunk]:
-        """Chunks received so far."""
+    def error(self) -> str | None:
+        return self._state.error
+
+    @property
+    def usage(self) -> Usage:
+        return self._state.usage
+
+    @property
+    def received(self) -> list[Chunk]:
+        """Chunks received so far (without waiting for more)."""
         return list(self._state.chunks)
 
     async def _read_one(self) -> None:
@@ -139,6 +148,18 @@ class RemoteAgentStream:
     async def text(self) -> str:
         return StreamState.text_of(await self.consume())
 
+    async def chunks(self) -> list[Chunk]:
+        """Wait for the end and return every chunk (as ``AgentStream.chunks``)."""
+        return await self.consume()
+
+    async def wait(self) -> RemoteAgentStream:
+        await self.consume()
+        return self
+
+    async def result(self) -> GenerateResult:
+        """The ``GenerateResult`` of this stream, read to its end (as ``AgentStream.result``)."""
+        return GenerateResult.from_chunks(self.run_id, await self.consume(), self)  # type: ignore[arg-type]
+
     async def aclose(self) -> None:
         if self._response is not None:
             await self._response.aclose()
@@ -179,7 +200,10 @@ class RemoteAgent:
         return RemoteAgentStream(response, response.headers.get(RUN_ID_HEADER))
 
     async def _json(self, route: str, body: dict[str, Any]) -> Any:
-        return json_of(await self._client.http.post(f"{self._path}/{route}", json=body))
+        http = self._client.http
+        return json_of(
+            await http.post(f"{self._path}/{route}", json=body, timeout=stream_timeout(self._client.timeout))
+        )
 
     async def stream(
         self,

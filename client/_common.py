@@ -140,6 +140,8 @@ class StreamState:
         self.status: str | None = None
         self.finish_reason: str | None = None
         self.suspend_payload: Payload | None = None
+        self.error: str | None = None
+        self.usage = Usage()
         self._finished = False
         self._failed = False
 
@@ -152,8 +154,10 @@ class StreamState:
         if chunk.type == "finish":
             self._finished = True
             self.finish_reason = chunk.payload.finish_reason  # type: ignore[union-attr]
+            self.usage = chunk.payload.usage  # type: ignore[union-attr]
         elif chunk.type == "error":
             self._failed = True
+            self.error = chunk.payload.error  # type: ignore[union-attr]
         elif chunk.type in ("tool-call-approval", "tool-call-suspended"):
             self.suspend_payload = chunk.payload
         self.chunks.append(chunk)

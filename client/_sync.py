@@ -12,6 +12,7 @@ import httpx
 from httpx_sse import EventSource
 
 from agent_core.chunks import Chunk
+from agent_core.models import Usage
 from agent_core.stream import GenerateResult
 from agent_core.views import SuspendedRun, SuspendedRunList
 from client._async import DEFAULT_TIMEOUT
@@ -65,7 +66,16 @@ class SyncAgentStream:
         return self._state.suspend_payload
 
     @property
-    def chunks(self) -> list[Chunk]:
+    def error(self) -> str | None:
+        return self._state.error
+
+    @property
+    def usage(self) -> Usage:
+        return self._state.usage
+
+    @property
+    def received(self) -> list[Chunk]:
+        """Chunks received so far (without waiting for more)."""
         return list(self._state.chunks)
 
     def _read_one(self) -> None:
@@ -122,6 +132,17 @@ class SyncAgentStream:
     def text(self) -> str:
         return StreamState.text_of(self.consume())
 
+    def chunks(self) -> list[Chunk]:
+        """Wait for the end and return every chunk."""
+        return self.consume()
+
+    def wait(self) -> SyncAgentStream:
+        self.consume()
+        return self
+
+    def result(self) -> GenerateResult:
+        return GenerateResult.from_chunks(self.run_id, self.consume(), self)  # type: ignore[arg-type]
+
     def close(self) -> None:
         if self._response is not None:
             self._response.close()
@@ -160,7 +181,8 @@ class SyncRemoteAgent:
         return SyncAgentStream(response, response.headers.get(RUN_ID_HEADER))
 
     def _json(self, route: str, body: dict[str, Any]) -> Any:
-        return json_of(self._client.http.post(f"{self._path}/{route}", json=body))
+        http = self._client.http
+        return json_of(http.post(f"{self._path}/{route}", json=body, timeout=stream_timeout(self._client.timeout)))
 
     def stream(
         self,

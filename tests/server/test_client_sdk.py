@@ -73,7 +73,7 @@ async def test_stream_approve_with_async_client(server, servers):
         assert done.run_id == stream.run_id
         assert await done.text() == 'done: {"deleted": "c1"}'
         assert done.status == "finished" and done.finish_reason == "stop"
-        result = next(c for c in done.chunks if c.type == "tool-result")
+        result = next(c for c in await done.chunks() if c.type == "tool-result")
         assert result.payload.result == {"deleted": "c1"}
         assert (await ops.list_suspended_runs()).total == 0
         assert len(servers.executions()) == 1
@@ -282,3 +282,23 @@ async def test_runtime_level_listing_and_get(server):
     with SyncWardenClient(server.url, token=TOKEN) as sync_client:
         assert sync_client.list_suspended_runs().total == 1
         assert sync_client.get_suspended_run(b.run_id).tool_calls[0].suspend_payload == {"question": "why?"}
+
+
+async def test_remote_stream_has_the_agent_stream_surface(server):
+    async with WardenClient(server.url, token=TOKEN) as client:
+        ops = client.agent("ops")
+        s = await ops.stream("delete p1")
+        res = await s.result()
+        assert isinstance(res, GenerateResult) and res.finish_reason == "suspended" and res.status == "suspended"
+        assert isinstance(res.suspend_payload, ToolCallApprovalPayload) and res.run_id == s.run_id
+        d = await (await ops.approve_tool_call(run_id=s.run_id)).wait()
+        res = await d.result()
+        assert res.finish_reason == "stop" and res.tool_results[0].result == {"deleted": "p1"}
+        assert res.text == 'done: {"deleted": "p1"}' and d.error is None and d.usage.total_tokens >= 0
+        assert [c.type for c in await d.chunks()] == [c.type for c in d.received]
+        f = await ops.stream("boom")
+        assert (await f.result()).finish_reason == "error" and "model exploded" in f.error
+    with SyncWardenClient(server.url, token=TOKEN) as sc:
+        s = sc.agent("ops").stream("delete p2")
+        assert s.result().finish_reason == "suspended"
+        assert sc.agent("ops").approve_tool_call(run_id=s.run_id).wait().status == "finished"
