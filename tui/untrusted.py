@@ -85,9 +85,20 @@ def to_json(value: Any, *, indent: int | None = 2) -> str:
     return json.dumps(value, indent=indent, ensure_ascii=False, default=str)
 
 
+_JSON_ESCAPE = re.compile(r"\\\\|\\u00[0-9a-f]{2}")
+
+
 def json_text(value: Any, *, style: str = "") -> Text:
-    """Pretty JSON of ``value`` as a ``Text``; JSON already escapes C0 controls, the rest are escaped here."""
-    return safe_text(to_json(value), style)
+    """Pretty JSON of ``value`` as a ``Text``.
+
+    JSON itself writes C0 controls as ``\\u001b``; those escapes get the escape style too.
+    Everything JSON leaves raw (bidi, zero-width, C1, DEL) is escaped by ``safe_text``.
+    """
+    text = safe_text(to_json(value), style)
+    for m in _JSON_ESCAPE.finditer(text.plain):
+        if m.group() != "\\\\":  # an escaped backslash is text, not an escape
+            text.stylize(ESCAPE_STYLE, m.start(), m.end())
+    return text
 
 
 @dataclass(frozen=True)

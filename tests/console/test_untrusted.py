@@ -119,3 +119,9 @@ def test_scan_reports_paths_and_escapes_including_keys():
 
 def test_scan_of_clean_value_is_empty():
     assert scan({"record_id": "abc-123", "n": 3, "nested": [{"x": "y"}]}) == []
+
+
+def test_json_escapes_of_controls_are_styled_but_literal_backslashes_are_not():
+    text = json_text({"a": "\x1b x \\u001b", "b": "\\\x07"})
+    styled = [text.plain[s.start:s.end] for s in text.spans]
+    assert styled == ["\\u001b", "\\u0007"]
