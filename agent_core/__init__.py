@@ -1,0 +1,57 @@
+"""Warden's runtime: agents, tools, approval before execution, suspension during it."""
+
+from agent_core.agent import Agent
+from agent_core.chunks import Chunk
+from agent_core.engine import ToolCallInfo
+from agent_core.errors import (
+    AgentNotFound,
+    AlreadyDecided,
+    AmbiguousToolCall,
+    CorruptSnapshot,
+    FingerprintMismatch,
+    ModelError,
+    ProviderConfigError,
+    ResumeDataInvalid,
+    SnapshotNotFound,
+    SuspendPayloadInvalid,
+    ToolCallNotSuspended,
+    WardenError,
+    WrongDecisionKind,
+)
+from agent_core.fingerprint import fingerprint
+from agent_core.memory import Memory
+from agent_core.runtime import Runtime
+from agent_core.stream import AgentStream, GenerateResult
+from agent_core.tools import Tool, ToolContext, create_tool, tool
+from agent_core.views import PendingToolCall, SuspendedRun, SuspendedRunList
+
+__all__ = [
+    "Agent",
+    "AgentNotFound",
+    "AgentStream",
+    "AlreadyDecided",
+    "AmbiguousToolCall",
+    "Chunk",
+    "CorruptSnapshot",
+    "FingerprintMismatch",
+    "GenerateResult",
+    "Memory",
+    "ModelError",
+    "PendingToolCall",
+    "ProviderConfigError",
+    "ResumeDataInvalid",
+    "Runtime",
+    "SnapshotNotFound",
+    "SuspendPayloadInvalid",
+    "SuspendedRun",
+    "SuspendedRunList",
+    "Tool",
+    "ToolCallInfo",
+    "ToolCallNotSuspended",
+    "ToolContext",
+    "WardenError",
+    "WrongDecisionKind",
+    "create_tool",
+    "fingerprint",
+    "tool",
+]

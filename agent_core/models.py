@@ -134,7 +134,7 @@ class LanguageModel(ABC):
             raise ModelError(f"model {self.model_id} ended its stream without a response")
         return response
 
-    async def aclose(self) -> None:
+    async def aclose(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release connections (HTTP clients); a no-op for in-process models."""
 
 

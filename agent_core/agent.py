@@ -1,0 +1,183 @@
+"""``Agent``: instructions, a model, tools and sub-agents, with Mastra's approval methods."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from agent_core.engine import DelegateInput, delegation_name
+from agent_core.memory import Memory
+from agent_core.models import LanguageModel, Message, ToolSpec
+from agent_core.snapshot import RunState
+from agent_core.stream import AgentStream, GenerateResult
+from agent_core.tools import Tool
+from agent_core.views import SuspendedRunList
+
+if TYPE_CHECKING:
+    from agent_core.runtime import Runtime
+
+
+class Agent:
+    """An LLM agent. Register it in a ``Runtime`` with storage for approvals that survive restarts;
+    on its own it uses a private in-memory store (approval works within the process only)."""
+
+    def __init__(
+        self,
+        *,
+        id: str,
+        name: str | None = None,
+        instructions: str = "",
+        model: str | LanguageModel,
+        tools: Mapping[str, Tool] | Sequence[Tool] | None = None,
+        agents: Mapping[str, Agent] | None = None,
+        memory: Memory | None = None,
+        default_options: Mapping[str, Any] | None = None,
+        description: str = "",
+    ) -> None:
+        self.id = id
+        self.name = name or id
+        self.instructions = instructions
+        self.description = description
+        self.model = model
+        self._model: LanguageModel | None = model if isinstance(model, LanguageModel) else None
+        if tools is None:
+            self.tools: dict[str, Tool] = {}
+        elif isinstance(tools, Mapping):
+            self.tools = dict(tools)
+        else:
+            self.tools = {t.id: t for t in tools}
+        for key, t in self.tools.items():
+            if not isinstance(t, Tool):
+                raise TypeError(f"agent {id!r}: tool {key!r} is not a Tool (use create_tool or @tool)")
+        self.agents: dict[str, Agent] = dict(agents or {})
+        #: delegation tool name (``agent-<key>``) -> sub-agent
+        self.delegates: dict[str, Agent] = {delegation_name(k): a for k, a in self.agents.items()}
+        clash = set(self.delegates) & set(self.tools)
+        if clash:
+            raise ValueError(f"agent {id!r}: tool names clash with sub-agent tools: {sorted(clash)}")
+        self.memory = memory
+        self.default_options: dict[str, Any] = dict(default_options or {})
+        self._runtime: Runtime | None = None
+        self._specs: list[ToolSpec] | None = None
+
+    def __repr__(self) -> str:
+        return f"Agent(id={self.id!r})"
+
+    # -- wiring ------------------------------------------------------------------------------
+    def _attach(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+
+    @property
+    def runtime(self) -> Runtime:
+        if self._runtime is None:
+            from agent_core.runtime import Runtime
+
+            Runtime(agents={self.id: self})  # private in-memory store; attaches itself
+        assert self._runtime is not None
+        return self._runtime
+
+    def resolved_model(self) -> LanguageModel:
+        if self._model is None:
+            from agent_core.providers import resolve_model
+
+            self._model = resolve_model(self.model)
+        return self._model
+
+    def tool_names(self) -> list[str]:
+        return [*self.tools, *self.delegates]
+
+    def tool_specs(self) -> list[ToolSpec]:
+        if self._specs is None:
+            specs = [ToolSpec(name=n, description=t.description, input_schema=t.json_schema())
+                     for n, t in self.tools.items()]
+            for n, sub in self.delegates.items():
+                specs.append(ToolSpec(name=n, description=sub.description or f"Delegate a task to {sub.name}",
+                                      input_schema=DelegateInput.model_json_schema()))
+            self._specs = specs
+        return self._specs
+
+    def model_messages(self, messages: list[Message]) -> list[Message]:
+        if self.instructions:
+            return [Message(role="system", content=self.instructions), *messages]
+        return messages
+
+    def delegates_require_approval(self, name: str) -> bool | None:
+        return None
+
+    def default_policy_fn(self) -> Any:
+        fn = self.default_options.get("require_tool_approval")
+        return fn if callable(fn) else None
+
+    def descendant(self, agent_path: Sequence[str]) -> Agent | None:
+        """The agent at ``agent_path`` (ids, this agent first) among this agent's sub-agents."""
+        if not agent_path or agent_path[0] != self.id:
+            return None
+        current: Agent = self
+        for agent_id in agent_path[1:]:
+            nxt = next((a for a in current.agents.values() if a.id == agent_id), None)
+            if nxt is None:
+                return None
+            current = nxt
+        return current
+
+    def new_state(self, *, run_id: str, parent: RunState, prompt: str) -> RunState:
+        """The nested run of this agent as a sub-agent of ``parent``."""
+        default = self.default_options.get("require_tool_approval")
+        mode = "all" if default is True else "agent_default" if callable(default) else "none"
+        return RunState(run_id=run_id, agent_id=self.id, agent_path=[*parent.agent_path, self.id],
+                        thread_id=parent.thread_id, resource_id=parent.resource_id,
+                        messages=[Message(role="user", content=prompt)],
+                        max_steps=self.default_options.get("max_steps", parent.max_steps), policy=mode,
+                        request_context=parent.request_context, created_at=parent.created_at)
+
+    # -- running -----------------------------------------------------------------------------
+    async def stream(self, messages: str | list[Any], *, thread_id: str | None = None,
+                     resource_id: str | None = None, require_tool_approval: Any = None,
+                     max_steps: int | None = None, request_context: dict[str, Any] | None = None,
+                     auto_resume_suspended_tools: bool | None = None) -> AgentStream:
+        return await self.runtime.start(self, messages, thread_id=thread_id, resource_id=resource_id,
+                                        require_tool_approval=require_tool_approval, max_steps=max_steps,
+                                        request_context=request_context,
+                                        auto_resume_suspended_tools=auto_resume_suspended_tools)
+
+    async def generate(self, messages: str | list[Any], **options: Any) -> GenerateResult:
+        return await (await self.stream(messages, **options)).result()
+
+    async def approve_tool_call(self, *, run_id: str, tool_call_id: str | None = None,
+                                fingerprint: str | None = None) -> AgentStream:
+        return await self.runtime.decide(self, "approve", run_id=run_id, tool_call_id=tool_call_id,
+                                         fingerprint=fingerprint)
+
+    async def decline_tool_call(self, *, run_id: str, tool_call_id: str | None = None,
+                                reason: str | None = None) -> AgentStream:
+        return await self.runtime.decide(self, "decline", run_id=run_id, tool_call_id=tool_call_id, reason=reason)
+
+    async def approve_tool_call_generate(self, *, run_id: str, tool_call_id: str | None = None,
+                                         fingerprint: str | None = None) -> GenerateResult:
+        return await (await self.approve_tool_call(run_id=run_id, tool_call_id=tool_call_id,
+                                                   fingerprint=fingerprint)).result()
+
+    async def decline_tool_call_generate(self, *, run_id: str, tool_call_id: str | None = None,
+                                         reason: str | None = None) -> GenerateResult:
+        return await (await self.decline_tool_call(run_id=run_id, tool_call_id=tool_call_id,
+                                                   reason=reason)).result()
+
+    async def resume_stream(self, resume_data: Any, *, run_id: str, tool_call_id: str | None = None) -> AgentStream:
+        return await self.runtime.decide(self, "resume", run_id=run_id, tool_call_id=tool_call_id,
+                                         resume_data=resume_data)
+
+    async def resume_generate(self, resume_data: Any, *, run_id: str,
+                              tool_call_id: str | None = None) -> GenerateResult:
+        return await (await self.resume_stream(resume_data, run_id=run_id, tool_call_id=tool_call_id)).result()
+
+    async def list_suspended_runs(self, *, thread_id: str | None = None, resource_id: str | None = None,
+                                  page: int = 0, per_page: int = 50) -> SuspendedRunList:
+        return await self.runtime.list_suspended_runs(agent_id=self.id, thread_id=thread_id,
+                                                      resource_id=resource_id, page=page, per_page=per_page)
+
+    async def send_tool_approval(self, *, thread_id: str, resource_id: str | None = None, approved: bool,
+                                 tool_call_id: str | None = None, run_id: str | None = None,
+                                 resume_data: Any = None, reason: str | None = None) -> AgentStream:
+        return await self.runtime.send_tool_approval(self, thread_id=thread_id, resource_id=resource_id,
+                                                     approved=approved, tool_call_id=tool_call_id, run_id=run_id,
+                                                     resume_data=resume_data, reason=reason)

@@ -1,0 +1,303 @@
+"""The run loop: model step -> tool calls (gated, executed, suspended, delegated) -> next step.
+
+``drive`` advances a ``RunState`` as far as it can and yields chunks. It never
+touches storage: the caller (``agent_core.runs``) persists the state before it
+announces the calls that wait for a decision ("snapshot first").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ValidationError
+from pydantic_core import to_jsonable_python
+
+from agent_core.chunks import Chunk, make_chunk
+from agent_core.errors import ModelError, WardenError
+from agent_core.fingerprint import fingerprint
+from agent_core.models import Message, ModelDone, ModelRequestInfo, ModelResponse, TextDelta, ToolCall
+from agent_core.snapshot import CallState, RunState
+from agent_core.tools import Suspension, Tool, ToolContext
+
+if TYPE_CHECKING:
+    from agent_core.agent import Agent
+
+DECLINED_MESSAGE = "Tool call was not approved by the user"
+
+#: Chunk types of a sub-agent that are forwarded to the top stream (its text is its own).
+FORWARDED_FROM_CHILD = frozenset({"tool-call", "tool-result", "tool-error", "tool-output-denied"})
+
+
+@dataclass
+class ToolCallInfo:
+    """What an approval policy function sees about a call."""
+
+    tool_name: str
+    args: dict[str, Any]
+    request_context: dict[str, Any]
+    tool_call_id: str = ""
+    agent_id: str = ""
+
+
+@dataclass
+class RunContext:
+    """Per-execution facts that are not stored: the in-process policy function, ids in use."""
+
+    request_policy: Callable[[ToolCallInfo], Any] | None = None
+    ids: set[str] = field(default_factory=set)
+    top: RunState | None = None
+
+    def next_seq(self) -> int:
+        assert self.top is not None
+        self.top.seq_counter += 1
+        return self.top.seq_counter
+
+    def fresh_id(self, proposed: str | None) -> str:
+        if proposed and proposed not in self.ids:
+            self.ids.add(proposed)
+            return proposed
+        while True:
+            cid = "call_" + uuid.uuid4().hex[:16]
+            if cid not in self.ids:
+                self.ids.add(cid)
+                return cid
+
+
+def delegation_name(key: str) -> str:
+    return f"agent-{key}"
+
+
+class DelegateInput(BaseModel):
+    prompt: str
+
+
+def tool_message(call: CallState) -> Message:
+    """The tool result the model sees, in the model's call order."""
+    if call.result_kind == "denied":
+        content = json.dumps(call.reason or DECLINED_MESSAGE, ensure_ascii=False)
+    elif call.result_kind == "error":
+        content = json.dumps({"error": call.result}, ensure_ascii=False)
+    else:
+        content = json.dumps(call.result, ensure_ascii=False)
+    return Message(role="tool", content=content, tool_call_id=call.id, name=call.name)
+
+
+async def drive(agent: Agent, state: RunState, rt: RunContext) -> AsyncIterator[Chunk]:
+    """Advance ``state`` until it finishes, fails, or waits for decisions; sets ``state.outcome``."""
+    run_id = state.run_id
+    model = agent.resolved_model()
+    while True:
+        if state.calls:
+            async for chunk in _process_calls(agent, state, rt):
+                yield chunk
+            if any(c.waiting for c in state.calls):
+                state.outcome = "suspended"
+                return
+            for call in state.calls:
+                state.messages.append(tool_message(call))
+            yield make_chunk("step-finish", run_id, step=state.step, finish_reason="tool-calls")
+            state.calls = []
+            state.step += 1
+        if state.step >= state.max_steps:
+            state.outcome, state.finish_reason = "finished", "length"
+            return
+        yield make_chunk("step-start", run_id, step=state.step)
+        info = ModelRequestInfo(tools=agent.tool_specs(), agent_id=agent.id, run_id=run_id, step=state.step)
+        response: ModelResponse | None = None
+        try:
+            async for event in model.stream(agent.model_messages(state.messages), info):
+                if isinstance(event, TextDelta):
+                    if event.text:
+                        yield make_chunk("text-delta", run_id, text=event.text)
+                elif isinstance(event, ModelDone):
+                    response = event.response
+        except WardenError:
+            raise
+        except Exception as exc:
+            raise ModelError(f"model {model.model_id} failed: {type(exc).__name__}: {exc}") from exc
+        if response is None:
+            raise ModelError(f"model {model.model_id} ended its stream without a response")
+        if response.usage is not None:
+            state.usage = state.usage + response.usage
+        calls = [CallState(id=rt.fresh_id(tc.id), name=tc.name, args=tc.args, args_error=tc.args_error)
+                 for tc in response.tool_calls]
+        state.messages.append(Message(
+            role="assistant", content=response.text,
+            tool_calls=[ToolCall(name=c.name, args=c.args, id=c.id) for c in calls]))
+        if not calls:
+            yield make_chunk("step-finish", run_id, step=state.step, finish_reason="stop")
+            state.step += 1
+            state.outcome, state.finish_reason = "finished", "stop"
+            return
+        state.calls = calls
+        for call in calls:
+            yield make_chunk("tool-call", run_id, tool_call_id=call.id, tool_name=call.name, args=call.args)
+
+
+async def _process_calls(agent: Agent, state: RunState, rt: RunContext) -> AsyncIterator[Chunk]:
+    run_id = state.run_id
+    for call in state.calls:
+        if call.status == "new":
+            error = _precheck(agent, call)
+            if error is not None:
+                _resolve(call, "error", error)
+                yield make_chunk("tool-error", run_id, tool_call_id=call.id, tool_name=call.name, error=error)
+                continue
+            if await _needs_approval(agent, state, call, rt):
+                call.status = "awaiting_approval"
+                call.fingerprint = fingerprint(call.name, call.args)
+                call.pending_since, call.seq = time.time(), rt.next_seq()
+                continue
+            call.status = "approved"
+        if call.status == "declined":
+            _resolve(call, "denied", call.reason or DECLINED_MESSAGE)
+            yield make_chunk("tool-output-denied", run_id, tool_call_id=call.id, tool_name=call.name,
+                             args=call.args, reason=call.reason or DECLINED_MESSAGE)
+        elif call.status in ("approved", "resuming"):
+            if call.name in agent.delegates:
+                async for chunk in _delegate(agent, state, call, rt):
+                    yield chunk
+            else:
+                async for chunk in _execute(agent, state, call, rt):
+                    yield chunk
+        elif call.status == "delegated":
+            async for chunk in _delegate(agent, state, call, rt):
+                yield chunk
+
+
+def _precheck(agent: Agent, call: CallState) -> str | None:
+    """Unknown tools and invalid arguments become errors the model sees, never crashes."""
+    if call.args_error:
+        return f"Invalid arguments for tool {call.name!r}: {call.args_error}"
+    if call.name in agent.delegates:
+        schema: type[BaseModel] = DelegateInput
+    else:
+        tool = agent.tools.get(call.name)
+        if tool is None:
+            return f"Tool {call.name!r} not found. Available tools: {', '.join(agent.tool_names()) or 'none'}"
+        schema = tool.input_schema
+    try:
+        schema.model_validate(call.args)
+    except ValidationError as exc:
+        return f"Invalid arguments for tool {call.name!r}: {_short_errors(exc)}"
+    return None
+
+
+def _short_errors(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:5]:
+        loc = ".".join(str(p) for p in err["loc"]) or "(root)"
+        parts.append(f"{loc}: {err['msg']}")
+    return "; ".join(parts)
+
+
+async def _needs_approval(agent: Agent, state: RunState, call: CallState, rt: RunContext) -> bool:
+    if call.approved:
+        return False
+    explicit = agent.delegates_require_approval(call.name) if call.name in agent.delegates else \
+        agent.tools[call.name].require_approval
+    if explicit is True or state.policy == "all":
+        return True
+    if explicit is False or state.policy == "none":
+        return False
+    if state.policy == "request_fn":
+        fn = rt.request_policy if state is rt.top else None
+    else:
+        fn = agent.default_policy_fn()
+    if fn is None:
+        # A function cannot be stored: in another process it counts as "approval required".
+        return True
+    try:
+        out = fn(ToolCallInfo(tool_name=call.name, args=call.args, request_context=state.request_context,
+                              tool_call_id=call.id, agent_id=agent.id))
+        if inspect.isawaitable(out):
+            out = await out
+        return bool(out)
+    except Exception:
+        return True  # a policy that fails asks for approval
+
+
+def _resolve(call: CallState, kind: str, result: Any) -> None:
+    call.status = "done"
+    call.result_kind = kind  # type: ignore[assignment]
+    call.result = result
+    call.resume_data = None
+    call.child = None
+
+
+async def _execute(agent: Agent, state: RunState, call: CallState, rt: RunContext) -> AsyncIterator[Chunk]:
+    tool: Tool = agent.tools[call.name]
+    run_id = state.run_id
+    inp = tool.input_schema.model_validate(call.args)
+    resume = None
+    if call.status == "resuming" and call.resume_data is not None:
+        resume = tool.resume_schema.model_validate(call.resume_data) if tool.resume_schema else call.resume_data
+    call.approved = True
+    ctx = ToolContext(run_id=run_id, tool_call_id=call.id, thread_id=state.thread_id,
+                      resource_id=state.resource_id, request_context=state.request_context,
+                      resume_data=resume, agent_id=agent.id, tool_name=call.name,
+                      _suspend_schema=tool.suspend_schema)
+    try:
+        if tool.is_async:
+            out = await tool.execute(inp, ctx)
+        else:
+            out = await asyncio.to_thread(tool.execute, inp, ctx)
+            if inspect.isawaitable(out):
+                out = await out
+    except Exception as exc:
+        message = exc.message if isinstance(exc, WardenError) else f"{type(exc).__name__}: {exc}"
+        _resolve(call, "error", message)
+        yield make_chunk("tool-error", run_id, tool_call_id=call.id, tool_name=call.name, error=message)
+        return
+    if ctx.suspended or isinstance(out, Suspension):
+        suspension = ctx._suspension if ctx._suspension is not None else out
+        call.status = "suspended"
+        call.suspend_payload = to_jsonable_python(suspension.payload)
+        call.resume_data = None
+        call.pending_since, call.seq = time.time(), rt.next_seq()
+        return
+    try:
+        if tool.output_schema is not None and not isinstance(out, tool.output_schema):
+            out = tool.output_schema.model_validate(out)
+        result = to_jsonable_python(out)
+    except (ValidationError, TypeError, ValueError) as exc:
+        message = f"Tool {call.name!r} returned an invalid result: {exc}"
+        _resolve(call, "error", message)
+        yield make_chunk("tool-error", run_id, tool_call_id=call.id, tool_name=call.name, error=message)
+        return
+    _resolve(call, "result", result)
+    yield make_chunk("tool-result", run_id, tool_call_id=call.id, tool_name=call.name, result=result,
+                     is_error=False)
+
+
+async def _delegate(agent: Agent, state: RunState, call: CallState, rt: RunContext) -> AsyncIterator[Chunk]:
+    """Run (or continue) a sub-agent as a nested run; its final text is the tool's result."""
+    sub = agent.delegates[call.name]
+    call.approved = True
+    if call.child is None:
+        prompt = DelegateInput.model_validate(call.args).prompt
+        call.child = sub.new_state(run_id=state.run_id, parent=state, prompt=prompt)
+    child = call.child
+    call.status = "delegated"
+    try:
+        async for chunk in drive(sub, child, rt):
+            if chunk.type in FORWARDED_FROM_CHILD:
+                yield chunk
+    except WardenError as exc:
+        _resolve(call, "error", f"Sub-agent {sub.id!r} failed: {exc.message}")
+        yield make_chunk("tool-error", state.run_id, tool_call_id=call.id, tool_name=call.name,
+                         error=call.result)
+        return
+    if child.outcome == "suspended":
+        return
+    text = "".join(m.content for m in child.messages[-1:] if m.role == "assistant")
+    _resolve(call, "result", text)
+    yield make_chunk("tool-result", state.run_id, tool_call_id=call.id, tool_name=call.name, result=text,
+                     is_error=False)

@@ -1,0 +1,193 @@
+"""Tools: typed inputs, optional approval, and suspension from inside ``execute``."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, get_type_hints
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+from agent_core.errors import InvalidToolDefinition, SuspendPayloadInvalid
+
+ExecuteFn = Callable[[Any, "ToolContext"], Any]
+
+
+class Suspension:
+    """What ``ctx.suspend()`` returns: a marker the run loop recognises.
+
+    It is also awaitable (resolving to itself), so ``return await ctx.suspend(...)``
+    in an async tool and ``return ctx.suspend(...)`` in a sync one both work.
+    """
+
+    __slots__ = ("payload",)
+
+    def __init__(self, payload: Any) -> None:
+        self.payload = payload
+
+    def __await__(self):  # type: ignore[no-untyped-def]
+        return self
+        yield  # pragma: no cover - makes this a generator
+
+
+@dataclass
+class ToolContext:
+    """What a tool knows about the call it serves."""
+
+    run_id: str
+    tool_call_id: str
+    thread_id: str | None = None
+    resource_id: str | None = None
+    request_context: dict[str, Any] = field(default_factory=dict)
+    resume_data: Any = None
+    agent_id: str | None = None
+    tool_name: str = ""
+    _suspend_schema: type[BaseModel] | None = None
+    _suspension: Suspension | None = None
+
+    def suspend(self, payload: Any = None) -> Suspension:
+        """Ask for resume data. Does not raise: write ``return await ctx.suspend({...})``."""
+        if self._suspend_schema is not None:
+            try:
+                model = self._suspend_schema.model_validate(payload)
+            except ValidationError as exc:
+                raise SuspendPayloadInvalid(
+                    f"tool {self.tool_name!r} suspended with a payload that fails its suspend_schema: {exc}"
+                ) from exc
+            payload = model.model_dump(mode="json")
+        self._suspension = Suspension(payload)
+        return self._suspension
+
+    @property
+    def suspended(self) -> bool:
+        return self._suspension is not None
+
+
+class Tool:
+    """A callable capability the model may invoke. Build one with ``create_tool`` or ``@tool``."""
+
+    def __init__(
+        self,
+        *,
+        id: str,
+        description: str,
+        input_schema: type[BaseModel],
+        execute: ExecuteFn,
+        output_schema: type[BaseModel] | None = None,
+        suspend_schema: type[BaseModel] | None = None,
+        resume_schema: type[BaseModel] | None = None,
+        require_approval: bool | None = None,
+    ) -> None:
+        for name, schema in (("input_schema", input_schema), ("output_schema", output_schema),
+                             ("suspend_schema", suspend_schema), ("resume_schema", resume_schema)):
+            if schema is not None and not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+                raise InvalidToolDefinition(f"tool {id!r}: {name} must be a pydantic BaseModel subclass")
+        if not callable(execute):
+            raise InvalidToolDefinition(f"tool {id!r}: execute must be callable")
+        if require_approval not in (None, True, False):
+            raise InvalidToolDefinition(f"tool {id!r}: require_approval must be None, True or False")
+        self.id = id
+        self.description = description
+        self.input_schema = input_schema
+        self.output_schema = output_schema
+        self.suspend_schema = suspend_schema
+        self.resume_schema = resume_schema
+        self.require_approval = require_approval
+        self.execute = execute
+        self.is_async = inspect.iscoroutinefunction(execute)
+        self._json_schema: dict[str, Any] | None = None
+        self._resume_json_schema: dict[str, Any] | None = None
+
+    def json_schema(self) -> dict[str, Any]:
+        if self._json_schema is None:
+            self._json_schema = self.input_schema.model_json_schema()
+        return self._json_schema
+
+    def resume_json_schema(self) -> dict[str, Any] | None:
+        if self.resume_schema is None:
+            return None
+        if self._resume_json_schema is None:
+            self._resume_json_schema = self.resume_schema.model_json_schema()
+        return self._resume_json_schema
+
+    def __repr__(self) -> str:
+        return f"Tool(id={self.id!r}, require_approval={self.require_approval!r})"
+
+
+def create_tool(
+    *,
+    id: str,
+    description: str = "",
+    input_schema: type[BaseModel] | None = None,
+    execute: ExecuteFn,
+    output_schema: type[BaseModel] | None = None,
+    suspend_schema: type[BaseModel] | None = None,
+    resume_schema: type[BaseModel] | None = None,
+    require_approval: bool | None = None,
+) -> Tool:
+    """Mastra's ``createTool``: ``execute(input, ctx)`` may be sync or async."""
+    if input_schema is None:
+        input_schema = create_model(f"{_camel(id)}Input", __config__=ConfigDict(extra="forbid"))
+    return Tool(id=id, description=description, input_schema=input_schema, execute=execute,
+                output_schema=output_schema, suspend_schema=suspend_schema, resume_schema=resume_schema,
+                require_approval=require_approval)
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    *,
+    id: str | None = None,
+    description: str | None = None,
+    require_approval: bool | None = None,
+    suspend_schema: type[BaseModel] | None = None,
+    resume_schema: type[BaseModel] | None = None,
+    output_schema: type[BaseModel] | None = None,
+) -> Any:
+    """Build a tool from a typed function: its parameters become the input schema.
+
+    A parameter annotated ``ToolContext`` receives the context; the docstring is
+    the description.
+    """
+
+    def build(f: Callable[..., Any]) -> Tool:
+        hints = get_type_hints(f)
+        sig = inspect.signature(f)
+        fields: dict[str, Any] = {}
+        ctx_param: str | None = None
+        for pname, param in sig.parameters.items():
+            ann = hints.get(pname, Any)
+            if ann is ToolContext:
+                ctx_param = pname
+                continue
+            default = param.default if param.default is not inspect.Parameter.empty else ...
+            fields[pname] = (ann, default)
+        tool_id = id or f.__name__
+        schema = create_model(f"{_camel(tool_id)}Input", **fields)
+        is_async = inspect.iscoroutinefunction(f)
+
+        def call_kwargs(inp: BaseModel, ctx: ToolContext) -> dict[str, Any]:
+            kwargs = {name: getattr(inp, name) for name in fields}
+            if ctx_param:
+                kwargs[ctx_param] = ctx
+            return kwargs
+
+        if is_async:
+            async def execute(inp: BaseModel, ctx: ToolContext) -> Any:
+                return await f(**call_kwargs(inp, ctx))
+        else:
+            def execute(inp: BaseModel, ctx: ToolContext) -> Any:
+                return f(**call_kwargs(inp, ctx))
+
+        return Tool(id=tool_id, description=description or inspect.getdoc(f) or "", input_schema=schema,
+                    execute=execute, output_schema=output_schema, suspend_schema=suspend_schema,
+                    resume_schema=resume_schema, require_approval=require_approval)
+
+    return build(fn) if fn is not None else build
+
+
+def _camel(name: str) -> str:
+    return "".join(p[:1].upper() + p[1:] for p in name.replace("-", "_").split("_") if p) or "Tool"
+
+
+ApprovalPolicy = bool | Callable[[Any], "bool | Awaitable[bool]"]

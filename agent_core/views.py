@@ -1,0 +1,58 @@
+"""What listings return: pending runs and their calls, in snake_case with camelCase JSON."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from storage.records import PendingCallRow, SuspendedRunRow
+
+
+class _View(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+
+class PendingToolCall(_View):
+    tool_call_id: str
+    tool_name: str
+    args: dict[str, Any]
+    requires_approval: bool
+    kind: Literal["approval", "suspend"]
+    suspend_payload: Any = None
+    resume_schema: dict[str, Any] | None = None
+    fingerprint: str
+    agent_path: list[str] = Field(default_factory=list)
+    pending_since: datetime
+
+    @classmethod
+    def from_row(cls, row: PendingCallRow) -> PendingToolCall:
+        return cls(tool_call_id=row.tool_call_id, tool_name=row.tool_name, args=row.args,
+                   requires_approval=row.kind == "approval", kind=row.kind, suspend_payload=row.suspend_payload,
+                   resume_schema=row.resume_schema, fingerprint=row.fingerprint, agent_path=row.agent_path,
+                   pending_since=datetime.fromtimestamp(row.created_at, UTC))
+
+
+class SuspendedRun(_View):
+    run_id: str
+    agent_id: str
+    thread_id: str | None = None
+    resource_id: str | None = None
+    suspended_at: datetime
+    tool_calls: list[PendingToolCall] = Field(default_factory=list)
+
+    @classmethod
+    def from_row(cls, row: SuspendedRunRow) -> SuspendedRun:
+        r = row.run
+        return cls(run_id=r.run_id, agent_id=r.agent_id, thread_id=r.thread_id, resource_id=r.resource_id,
+                   suspended_at=datetime.fromtimestamp(r.suspended_at, UTC),
+                   tool_calls=[PendingToolCall.from_row(c) for c in row.calls])
+
+
+class SuspendedRunList(_View):
+    runs: list[SuspendedRun]
+    total: int
+    page: int = 0
+    per_page: int = 50

@@ -1,0 +1,469 @@
+"""SQLite store: WAL, busy timeout, versioned schema, one worker hop per state change.
+
+Every public method runs as ONE function on aiosqlite's worker thread, inside
+one transaction, so a decision's validation, compare-and-set, audit entry and
+snapshot read cost a single thread hop. Writers use ``BEGIN IMMEDIATE`` so
+two processes on one file serialise on the write lock (``busy_timeout``) and
+the ``WHERE status = 'pending'`` compare-and-set lets exactly one win.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import aiosqlite
+
+from storage.base import DecideFn
+from storage.errors import SchemaTooNew, StorageError, StoreClosed
+from storage.records import (
+    AuditRow,
+    CallKind,
+    ClaimResult,
+    PendingCallRow,
+    RunRow,
+    SuspendedRunRow,
+)
+
+T = TypeVar("T")
+
+SCHEMA_VERSION = 1
+
+_MIGRATIONS: dict[int, str] = {
+    1: """
+    CREATE TABLE runs (
+        run_id TEXT PRIMARY KEY,
+        agent_id TEXT NOT NULL,
+        thread_id TEXT,
+        resource_id TEXT,
+        status TEXT NOT NULL,
+        snapshot TEXT NOT NULL,
+        version INTEGER NOT NULL DEFAULT 1,
+        lease_owner TEXT,
+        lease_until REAL,
+        created_at REAL NOT NULL,
+        suspended_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        error TEXT
+    );
+    CREATE INDEX runs_by_status ON runs (status, suspended_at DESC, run_id);
+    CREATE INDEX runs_by_agent ON runs (agent_id, status, suspended_at DESC, run_id);
+    CREATE INDEX runs_by_thread ON runs (thread_id, status, suspended_at DESC, run_id);
+    CREATE INDEX runs_by_resource ON runs (resource_id, status, suspended_at DESC, run_id);
+    CREATE TABLE pending_calls (
+        run_id TEXT NOT NULL,
+        tool_call_id TEXT NOT NULL,
+        tool_name TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        args TEXT NOT NULL,
+        suspend_payload TEXT,
+        resume_schema TEXT,
+        agent_path TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (run_id, tool_call_id)
+    ) WITHOUT ROWID;
+    CREATE TABLE audit_log (
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        tool_call_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        tool_name TEXT NOT NULL,
+        decision TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        reason TEXT,
+        actor TEXT,
+        decided_at REAL NOT NULL
+    );
+    CREATE INDEX audit_by_call ON audit_log (run_id, tool_call_id);
+    CREATE TABLE threads (
+        thread_id TEXT PRIMARY KEY,
+        resource_id TEXT,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    CREATE TABLE messages (
+        id INTEGER PRIMARY KEY,
+        thread_id TEXT NOT NULL,
+        resource_id TEXT,
+        body TEXT NOT NULL,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX messages_by_thread ON messages (thread_id, id);
+    """,
+}
+
+_RUN_COLS = "run_id, agent_id, thread_id, resource_id, status, snapshot, version, created_at, suspended_at, error"
+_CALL_COLS = ("run_id, tool_call_id, tool_name, kind, status, fingerprint, args, suspend_payload, "
+              "resume_schema, agent_path, seq, created_at")
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _run(row: tuple) -> RunRow:
+    return RunRow(run_id=row[0], agent_id=row[1], thread_id=row[2], resource_id=row[3], status=row[4],
+                  snapshot=row[5], version=row[6], created_at=row[7], suspended_at=row[8], error=row[9])
+
+
+def _call(row: tuple) -> PendingCallRow:
+    return PendingCallRow(
+        run_id=row[0], tool_call_id=row[1], tool_name=row[2], kind=row[3], status=row[4], fingerprint=row[5],
+        args=json.loads(row[6]), suspend_payload=None if row[7] is None else json.loads(row[7]),
+        resume_schema=None if row[8] is None else json.loads(row[8]), agent_path=json.loads(row[9]),
+        seq=row[10], created_at=row[11])
+
+
+def _call_params(c: PendingCallRow) -> tuple:
+    return (c.run_id, c.tool_call_id, c.tool_name, c.kind, c.status, c.fingerprint, _dumps(c.args),
+            None if c.suspend_payload is None else _dumps(c.suspend_payload),
+            None if c.resume_schema is None else _dumps(c.resume_schema), _dumps(c.agent_path), c.seq,
+            c.created_at)
+
+
+class SqliteStore:
+    """Durable store in one SQLite file, shared safely by several processes.
+
+    ``synchronous="NORMAL"`` (default) survives a crash of the process;
+    ``"FULL"`` also survives power loss. The worker thread is a daemon, so a
+    store that is never closed does not keep the process alive.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
+                 busy_timeout_ms: int = 10_000) -> None:
+        if synchronous not in ("NORMAL", "FULL"):
+            raise ValueError("synchronous must be 'NORMAL' or 'FULL'")
+        self.path = str(path)
+        self.synchronous = synchronous
+        self.busy_timeout_ms = busy_timeout_ms
+        self.name = f"SqliteStore({self.path!r})"
+        self._conn: aiosqlite.Connection | None = None
+        self._opening: asyncio.Future[None] | None = None
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return self.name
+
+    # -- connection -----------------------------------------------------------------
+    async def _connection(self) -> aiosqlite.Connection:
+        if self._conn is not None:
+            return self._conn
+        if self._closed:
+            raise StoreClosed(f"{self.name} is closed")
+        if self._opening is None:
+            self._opening = asyncio.ensure_future(self._open())
+        await asyncio.shield(self._opening)
+        assert self._conn is not None
+        return self._conn
+
+    async def _open(self) -> None:
+        if self.path != ":memory:":
+            Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        conn = aiosqlite.connect(self.path, isolation_level=None, check_same_thread=False)
+        # aiosqlite's worker is not a daemon thread: a store the user forgets to
+        # close would keep the interpreter from exiting. Each write commits before
+        # returning, so nothing is lost when the thread dies with the process.
+        conn._thread.daemon = True
+        await conn
+        try:
+            await conn._execute(self._setup_sync, conn._conn)
+        except BaseException:
+            await conn.close()
+            raise
+        self._conn = conn
+
+    def _setup_sync(self, db: sqlite3.Connection) -> None:
+        db.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+        if self.path != ":memory:":
+            db.execute("PRAGMA journal_mode = WAL")
+        db.execute(f"PRAGMA synchronous = {self.synchronous}")
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("CREATE TABLE IF NOT EXISTS warden_schema (version INTEGER NOT NULL)")
+            row = db.execute("SELECT MAX(version) FROM warden_schema").fetchone()
+            current = row[0] or 0
+            if current > SCHEMA_VERSION:
+                raise SchemaTooNew(
+                    f"{self.name} has schema version {current}, newer than this Warden "
+                    f"(knows {SCHEMA_VERSION}); upgrade Warden to use it")
+            for version in range(current + 1, SCHEMA_VERSION + 1):
+                for statement in _MIGRATIONS[version].split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute("INSERT INTO warden_schema (version) VALUES (?)", (version,))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    async def _call(self, fn: Callable[..., T], *args: Any) -> T:
+        conn = await self._connection()
+        try:
+            return await conn._execute(fn, conn._conn, *args)
+        except ValueError as exc:  # aiosqlite: "Connection closed"
+            if self._closed:
+                raise StoreClosed(f"{self.name} is closed") from exc
+            raise
+        except sqlite3.DatabaseError as exc:
+            raise StorageError(f"{self.name}: {exc}") from exc
+
+    @staticmethod
+    def _tx(db: sqlite3.Connection, body: Callable[[], T]) -> T:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            out = body()
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+        return out
+
+    async def setup(self) -> None:
+        """Open the file and apply migrations now rather than on first use."""
+        await self._connection()
+
+    async def aclose(self) -> None:
+        self._closed = True
+        if self._opening is not None and self._conn is None:
+            try:
+                await self._opening
+            except BaseException:
+                pass
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            await conn.close()
+
+    # -- runs -------------------------------------------------------------------------
+    async def save_suspended(self, run: RunRow, pending: list[PendingCallRow], *,
+                             owner: str | None = None, applied: list[str] | None = None) -> None:
+        await self._call(self._save_suspended, run, pending, owner, applied or [])
+
+    def _save_suspended(self, db: sqlite3.Connection, run: RunRow, pending: list[PendingCallRow],
+                        owner: str | None, applied: list[str]) -> None:
+        now = time.time()
+
+        def body() -> None:
+            if owner is None:
+                db.execute(
+                    "INSERT INTO runs (run_id, agent_id, thread_id, resource_id, status, snapshot, version, "
+                    "created_at, suspended_at, updated_at) VALUES (?, ?, ?, ?, 'suspended', ?, 1, ?, ?, ?)",
+                    (run.run_id, run.agent_id, run.thread_id, run.resource_id, run.snapshot,
+                     run.created_at or now, run.suspended_at or now, now))
+            else:
+                cur = db.execute(
+                    "UPDATE runs SET status = 'suspended', snapshot = ?, version = version + 1, "
+                    "lease_owner = NULL, lease_until = NULL, suspended_at = ?, updated_at = ? "
+                    "WHERE run_id = ? AND lease_owner = ?",
+                    (run.snapshot, run.suspended_at or now, now, run.run_id, owner))
+                if cur.rowcount != 1:
+                    raise StorageError(f"{self.name}: lost the lease on run {run.run_id!r}; not saved")
+                if applied:
+                    db.executemany("DELETE FROM pending_calls WHERE run_id = ? AND tool_call_id = ?",
+                                   [(run.run_id, cid) for cid in applied])
+            db.executemany(
+                f"INSERT INTO pending_calls ({_CALL_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (run_id, tool_call_id) DO NOTHING",
+                [_call_params(c) for c in pending])
+
+        self._tx(db, body)
+
+    async def claim(self, run_id: str, tool_call_id: str | None, *, kinds: tuple[CallKind, ...],
+                    decide: DecideFn, owner: str, lease_seconds: float) -> ClaimResult:
+        return await self._call(self._claim, run_id, tool_call_id, kinds, decide, owner, lease_seconds)
+
+    def _claim(self, db: sqlite3.Connection, run_id: str, tool_call_id: str | None,
+               kinds: tuple[CallKind, ...], decide: DecideFn, owner: str, lease_seconds: float) -> ClaimResult:
+        def audited() -> bool:
+            if tool_call_id is None:
+                return False
+            return db.execute("SELECT 1 FROM audit_log WHERE run_id = ? AND tool_call_id = ? LIMIT 1",
+                              (run_id, tool_call_id)).fetchone() is not None
+
+        def body() -> ClaimResult:
+            row = db.execute(f"SELECT {_RUN_COLS}, lease_owner, lease_until FROM runs WHERE run_id = ?",
+                             (run_id,)).fetchone()
+            if row is None:
+                return ClaimResult("no_run", audited=audited())
+            if tool_call_id is not None:
+                crow = db.execute(f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id = ? AND tool_call_id = ?",
+                                  (run_id, tool_call_id)).fetchone()
+                if crow is None:
+                    return ClaimResult("no_call", audited=audited())
+                if crow[4] != "pending":
+                    return ClaimResult("not_pending", call=_call(crow), audited=True)
+            else:
+                marks = ",".join("?" * len(kinds))
+                crow = db.execute(
+                    f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id = ? AND status = 'pending' "
+                    f"AND kind IN ({marks}) ORDER BY created_at DESC, seq DESC LIMIT 1", (run_id, *kinds)).fetchone()
+                if crow is None:
+                    other = db.execute("SELECT 1 FROM pending_calls WHERE run_id = ? AND status = 'pending' LIMIT 1",
+                                       (run_id,)).fetchone()
+                    return ClaimResult("no_call_of_kind" if other else "no_call", other_kinds=other is not None)
+            call = _call(crow)
+            run = _run(row)
+            decision = decide(call, run)
+            cur = db.execute("UPDATE pending_calls SET status = ? WHERE run_id = ? AND tool_call_id = ? "
+                             "AND status = 'pending'", (decision.status, run_id, call.tool_call_id))
+            if cur.rowcount != 1:  # pragma: no cover - guarded by the write lock
+                return ClaimResult("not_pending", call=call, audited=True)
+            now = time.time()
+            db.execute(
+                "INSERT INTO audit_log (run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, reason, "
+                "actor, decided_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (run_id, call.tool_call_id, row[1], call.tool_name, decision.status, call.fingerprint,
+                 decision.reason, decision.actor, now))
+            call.status = decision.status
+            lease_owner, lease_until = row[10], row[11]
+            if lease_owner is None or (lease_until or 0) < now:
+                db.execute("UPDATE runs SET lease_owner = ?, lease_until = ?, status = 'running', updated_at = ? "
+                           "WHERE run_id = ?", (owner, now + lease_seconds, now, run_id))
+                run.status = "running"
+                return ClaimResult("ok", call=call, run=run)
+            return ClaimResult("ok", call=call, run=None)
+
+        return self._tx(db, body)
+
+    async def acquire_lease(self, run_id: str, owner: str, lease_seconds: float) -> RunRow | None:
+        return await self._call(self._acquire_lease, run_id, owner, lease_seconds)
+
+    def _acquire_lease(self, db: sqlite3.Connection, run_id: str, owner: str,
+                       lease_seconds: float) -> RunRow | None:
+        def body() -> RunRow | None:
+            now = time.time()
+            cur = db.execute(
+                "UPDATE runs SET lease_owner = ?, lease_until = ?, status = 'running', updated_at = ? "
+                "WHERE run_id = ? AND (lease_owner IS NULL OR lease_until < ?)",
+                (owner, now + lease_seconds, now, run_id, now))
+            if cur.rowcount != 1:
+                return None
+            row = db.execute(f"SELECT {_RUN_COLS} FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            return _run(row)
+
+        return self._tx(db, body)
+
+    async def finish_run(self, run_id: str, owner: str | None) -> None:
+        await self._call(self._finish_run, run_id)
+
+    def _finish_run(self, db: sqlite3.Connection, run_id: str) -> None:
+        def body() -> None:
+            db.execute("DELETE FROM pending_calls WHERE run_id = ?", (run_id,))
+            db.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+
+        self._tx(db, body)
+
+    async def fail_run(self, run_id: str, owner: str | None, snapshot: str, error: str) -> None:
+        await self._call(self._fail_run, run_id, snapshot, error)
+
+    def _fail_run(self, db: sqlite3.Connection, run_id: str, snapshot: str, error: str) -> None:
+        def body() -> None:
+            db.execute("UPDATE runs SET status = 'failed', snapshot = ?, error = ?, lease_owner = NULL, "
+                       "lease_until = NULL, version = version + 1, updated_at = ? WHERE run_id = ?",
+                       (snapshot, error, time.time(), run_id))
+
+        self._tx(db, body)
+
+    async def get_run(self, run_id: str) -> RunRow | None:
+        return await self._call(self._get_run, run_id)
+
+    @staticmethod
+    def _get_run(db: sqlite3.Connection, run_id: str) -> RunRow | None:
+        row = db.execute(f"SELECT {_RUN_COLS} FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        return None if row is None else _run(row)
+
+    async def get_calls(self, run_id: str) -> list[PendingCallRow]:
+        return await self._call(self._get_calls, run_id)
+
+    @staticmethod
+    def _get_calls(db: sqlite3.Connection, run_id: str) -> list[PendingCallRow]:
+        rows = db.execute(f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id = ? ORDER BY created_at, seq",
+                          (run_id,)).fetchall()
+        return [_call(r) for r in rows]
+
+    async def list_suspended(self, *, agent_id: str | None = None, thread_id: str | None = None,
+                             resource_id: str | None = None, page: int = 0,
+                             per_page: int = 50) -> tuple[list[SuspendedRunRow], int]:
+        return await self._call(self._list_suspended, agent_id, thread_id, resource_id, page, per_page)
+
+    @staticmethod
+    def _list_suspended(db: sqlite3.Connection, agent_id: str | None, thread_id: str | None,
+                        resource_id: str | None, page: int, per_page: int) -> tuple[list[SuspendedRunRow], int]:
+        where = ["status = 'suspended'"]
+        params: list[Any] = []
+        for col, val in (("agent_id", agent_id), ("thread_id", thread_id), ("resource_id", resource_id)):
+            if val is not None:
+                where.append(f"{col} = ?")
+                params.append(val)
+        clause = " AND ".join(where)
+        total = db.execute(f"SELECT COUNT(*) FROM runs WHERE {clause}", params).fetchone()[0]
+        # The listing never reads snapshot JSON: everything shown is in indexed columns.
+        rows = db.execute(
+            f"SELECT run_id, agent_id, thread_id, resource_id, status, '', version, created_at, suspended_at, error "
+            f"FROM runs WHERE {clause} ORDER BY suspended_at DESC, run_id DESC LIMIT ? OFFSET ?",
+            [*params, per_page, page * per_page]).fetchall()
+        runs = [_run(r) for r in rows]
+        calls: dict[str, list[PendingCallRow]] = {r.run_id: [] for r in runs}
+        if runs:
+            marks = ",".join("?" * len(runs))
+            for crow in db.execute(
+                    f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id IN ({marks}) AND status = 'pending' "
+                    "ORDER BY created_at, seq", list(calls)).fetchall():
+                calls[crow[0]].append(_call(crow))
+        return [SuspendedRunRow(run=r, calls=calls[r.run_id]) for r in runs], total
+
+    async def audit_log(self, run_id: str | None = None, tool_call_id: str | None = None) -> list[AuditRow]:
+        return await self._call(self._audit_log, run_id, tool_call_id)
+
+    @staticmethod
+    def _audit_log(db: sqlite3.Connection, run_id: str | None, tool_call_id: str | None) -> list[AuditRow]:
+        where, params = [], []
+        if run_id is not None:
+            where.append("run_id = ?")
+            params.append(run_id)
+        if tool_call_id is not None:
+            where.append("tool_call_id = ?")
+            params.append(tool_call_id)
+        clause = ("WHERE " + " AND ".join(where)) if where else ""
+        rows = db.execute("SELECT run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, reason, "
+                          f"decided_at, actor FROM audit_log {clause} ORDER BY id", params).fetchall()
+        return [AuditRow(*r) for r in rows]
+
+    # -- memory -----------------------------------------------------------------------
+    async def load_messages(self, thread_id: str, *, limit: int | None = None) -> list[dict[str, Any]]:
+        return await self._call(self._load_messages, thread_id, limit)
+
+    @staticmethod
+    def _load_messages(db: sqlite3.Connection, thread_id: str, limit: int | None) -> list[dict[str, Any]]:
+        if limit is None:
+            rows = db.execute("SELECT body FROM messages WHERE thread_id = ? ORDER BY id", (thread_id,)).fetchall()
+        else:
+            rows = db.execute("SELECT body FROM (SELECT id, body FROM messages WHERE thread_id = ? "
+                              "ORDER BY id DESC LIMIT ?) ORDER BY id", (thread_id, limit)).fetchall()
+        return [json.loads(r[0]) for r in rows]
+
+    async def append_messages(self, thread_id: str, resource_id: str | None,
+                              messages: list[dict[str, Any]]) -> None:
+        if messages:
+            await self._call(self._append_messages, thread_id, resource_id, messages)
+
+    def _append_messages(self, db: sqlite3.Connection, thread_id: str, resource_id: str | None,
+                         messages: list[dict[str, Any]]) -> None:
+        now = time.time()
+
+        def body() -> None:
+            db.execute("INSERT INTO threads (thread_id, resource_id, created_at, updated_at) VALUES (?, ?, ?, ?) "
+                       "ON CONFLICT (thread_id) DO UPDATE SET updated_at = excluded.updated_at",
+                       (thread_id, resource_id, now, now))
+            db.executemany("INSERT INTO messages (thread_id, resource_id, body, created_at) VALUES (?, ?, ?, ?)",
+                           [(thread_id, resource_id, _dumps(m), now) for m in messages])
+
+        self._tx(db, body)
