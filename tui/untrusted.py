@@ -19,9 +19,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.text import Text
+if TYPE_CHECKING:  # rich is imported lazily: the headless CLI only needs the escaping
+    from rich.text import Text
 
 #: Style of an escape sequence shown in place of a hidden character.
 ESCAPE_STYLE = "bold reverse red"
@@ -65,6 +66,8 @@ def escape_unsafe(text: str, *, multiline: bool = True) -> str:
 def safe_text(text: Any, style: str = "", *, multiline: bool = True,
               escape_style: str = ESCAPE_STYLE) -> Text:
     """A ``Text`` showing ``text`` literally (no markup), hidden characters as styled escapes."""
+    from rich.text import Text
+
     if not isinstance(text, str):
         text = str(text)
     out = Text(style=style, end="")

@@ -62,7 +62,8 @@ def render_chunk(chunk: Chunk) -> Text | None:
         return _line("✓ " if not p.is_error else "✗ ", style, safe_text(p.tool_name, "bold " + style, multiline=False),
                      " → ", safe_text(_compact(p.result), style, multiline=False))
     if t == "tool-error":
-        return _line("✗ tool error ", STYLES["tool-error"], safe_text(p.tool_name, STYLES["tool-error"], multiline=False),
+        name = safe_text(p.tool_name, STYLES["tool-error"], multiline=False)
+        return _line("✗ tool error ", STYLES["tool-error"], name,
                      ": ", safe_text(p.error, "red"))
     if t == "tool-output-denied":
         return _line("⊘ declined ", STYLES["denied"], safe_text(p.tool_name, "bold magenta", multiline=False),

@@ -108,7 +108,8 @@ class DemoModel(LanguageModel):
 
     def _resume_answer(self, messages: list[Message]) -> ModelResponse:
         text = next((m.content for m in reversed(messages) if m.role == "user"), "")
-        m = re.search(r"\b(?:in|for)\s+([A-Za-z][\w'-]*(?:\s+[A-Z][\w'-]*)*)", text) or re.search(r"([A-Z][a-z]+)", text)
+        m = (re.search(r"\b(?:in|for)\s+([A-Za-z][\w'-]*(?:\s+[A-Z][\w'-]*)*)", text)
+             or re.search(r"([A-Z][a-z]+)", text))
         if not m:
             return ModelResponse(text="{}")
         units = "imperial" if re.search(r"fahrenheit|imperial", text, re.I) else "metric"

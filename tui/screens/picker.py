@@ -17,18 +17,8 @@ from textual.widgets import DataTable, Footer, Static
 
 from tui import keymap
 from tui.backend import PendingCall, PendingPage
+from tui.formatting import format_age
 from tui.untrusted import safe_text
-
-
-def format_age(seconds: float) -> str:
-    seconds = max(0, int(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m"
-    if seconds < 86400:
-        return f"{seconds // 3600}h{(seconds % 3600) // 60:02d}m"
-    return f"{seconds // 86400}d{(seconds % 86400) // 3600}h"
 
 
 class PendingPicker(Screen[PendingCall | None]):

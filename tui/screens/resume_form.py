@@ -103,7 +103,7 @@ def errors_by_field(error: Exception) -> tuple[dict[str, str], str]:
         msg = item.get("msg") if isinstance(item, dict) else getattr(item, "msg", None)
         msg = str(msg or item)
         if loc:
-            key = str(list(loc)[0])
+            key = str(next(iter(loc)))
             per_field[key] = f"{per_field[key]}; {msg}" if key in per_field else msg
         else:
             general.append(msg)
