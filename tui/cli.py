@@ -35,6 +35,8 @@ ModelOption = Annotated[str | None, typer.Option("--model", help="Real model for
 
 ToolCallOption = Annotated[str | None, typer.Option("--tool-call", help="Tool call id (default: latest)")]
 
+FingerprintOption = Annotated[str | None, typer.Option("--fingerprint", help="Approve only if it matches")]
+
 
 class CliError(Exception):
     """A usage problem reported as one line (exit code 2)."""
@@ -297,8 +299,7 @@ async def _print_stream(stream: Any) -> None:
 @runs_app.command("approve")
 def runs_approve(ctx: typer.Context, run_id: Annotated[str, typer.Argument(metavar="RUN")],
                  tool_call: ToolCallOption = None,
-                 fingerprint: Annotated[str | None, typer.Option("--fingerprint", help="Approve only if it matches")] = None,
-
+                 fingerprint: FingerprintOption = None,
                  db: DbOption = None, app_spec: AppOption = None) -> None:
     """Approve a pending call; the tool runs and the agent continues."""
     async def go(runtime: Any) -> None:

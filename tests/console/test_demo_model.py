@@ -59,9 +59,9 @@ def test_answers_after_tool_results_including_a_declined_reason():
     ]
     assert model.respond(history, info()).text == "Done: delete_record returned deleted=True, record_id=abc-123"
     history[-1] = Message(role="tool", name="delete_record", tool_call_id="c1",
-                          content=json.dumps("Tool call was not approved by the user: wrong customer"))
+                          content=json.dumps("wrong customer"))
     text = model.respond(history, info()).text
-    assert "operator declined" in text and "wrong customer" in text
+    assert text == "I did not run delete_record: the operator declined. Reason: wrong customer"
 
 
 def test_resume_purpose_returns_json_for_the_schema():

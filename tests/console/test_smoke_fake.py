@@ -1,10 +1,12 @@
-"""Screens driven with the scripted backend (fast; no storage)."""
+"""Screens driven with the scripted backend (no storage): wiring of dialogs to backend calls."""
 
 from __future__ import annotations
 
-from tests.console.fakes import NOW, FakeBackend, sample_pending
+from tests.console.conftest import wait_for
+from tests.console.fakes import FP, NOW, FakeBackend, sample_pending
 from tui.app import WardenApp
 from tui.screens.approval import ApprovalModal
+from tui.screens.picker import PendingPicker
 
 
 def make_app(backend, **kw):
@@ -12,26 +14,39 @@ def make_app(backend, **kw):
                      cursor_blink=False, **kw)
 
 
-async def test_prompt_stream_and_approve_with_fake():
+async def test_approve_sends_the_fingerprint_that_was_shown():
     backend = FakeBackend()
     app = make_app(backend)
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press(*"delete record abc-123", "enter")
-        for _ in range(50):
-            await pilot.pause(0.02)
-            if isinstance(app.screen, ApprovalModal):
-                break
-        assert isinstance(app.screen, ApprovalModal)
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), "approval dialog")
+        assert app.screen.call.fingerprint == FP
         await pilot.press("y")
-        await pilot.pause(0.1)
-        assert ("approve", ("run-0001", "call_0_0", (app.screen_stack[0].pending.calls and None) or
-                            "sha256:3f1c9a0b7e2d4c6a8b1e0f9d7c5a3b2e1d0c9b8a7f6e5d4c3b2a1908f7e6d5c4")) in backend.calls
+        await wait_for(pilot, lambda: any(c[0] == "approve" for c in backend.calls), "approve call")
+        assert ("approve", ("run-0001", "call_0_0", FP)) in backend.calls
 
 
-async def test_picker_opens_when_pending():
-    backend = FakeBackend(sample_pending())
+async def test_escape_leaves_the_call_pending():
+    backend = FakeBackend()
     app = make_app(backend)
     async with app.run_test(size=(120, 36)) as pilot:
-        await pilot.pause(0.2)
-        assert type(app.screen).__name__ == "PendingPicker"
-        assert app.screen.query_one("#pending-table").row_count == 4
+        await pilot.press(*"delete record abc-123", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), "approval dialog")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, ApprovalModal), "dialog closed")
+        assert [c[0] for c in backend.calls] == ["start"]
+        assert list(app.run_screen.pending.calls) == ["run-0001:call_0_0"]
+        await pilot.press("ctrl+d")  # reopen from the pending panel
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), "dialog reopened")
+
+
+async def test_picker_lists_every_pending_call_and_pages():
+    backend = FakeBackend(sample_pending())
+    app = make_app(backend, per_page=3)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, PendingPicker), "picker")
+        picker = app.screen
+        await wait_for(pilot, lambda: len(picker.calls) == 3, "first page")
+        await pilot.press("pagedown")
+        await wait_for(pilot, lambda: len(picker.calls) == 1 and picker.page == 1, "second page")
+        assert "page 2/2" in str(picker.query_one("#picker-status").render())

@@ -32,7 +32,6 @@ _EMAIL = re.compile(r"\bsend\s+(?:an?\s+)?e-?mail\s+to\s+(\S+@[^\s,:]+)[\s,:]*(?
                     re.I | re.S)
 _WEATHER = re.compile(r"\bweather\b(?:.*?\bin\s+([A-Za-z][A-Za-z .'-]*?))?\s*[?.!]*$", re.I | re.S)
 _FIND_USER = re.compile(r"\b(?:find|look\s*up|lookup)\s+user\s+([\w.-]+)", re.I)
-_DECLINED = re.compile(r"not approved|declin|denied|rejected", re.I)
 
 
 def _default_delay() -> float:
@@ -99,11 +98,11 @@ class DemoModel(LanguageModel):
         parts = []
         for message in reversed(results):
             name = message.name or "the tool"
-            content = message.content
-            if _DECLINED.search(content):
-                parts.append(f"I did not run {name}: the operator declined. They said: {_plain(content)}")
+            value = _loads(message.content)
+            if isinstance(value, str):  # demo tools return objects: a bare string is a decline (its reason)
+                parts.append(f"I did not run {name}: the operator declined. Reason: {value}")
             else:
-                parts.append(f"Done: {name} returned {_plain(content)}")
+                parts.append(f"Done: {name} returned {_plain(value)}")
         return " ".join(parts) or "Done."
 
     def _resume_answer(self, messages: list[Message]) -> ModelResponse:
@@ -129,12 +128,15 @@ class DemoModel(LanguageModel):
         yield ModelDone(response=response)
 
 
-def _plain(content: str) -> str:
-    """A tool result's JSON text as a short sentence fragment."""
+def _loads(content: str) -> object:
     try:
-        value = json.loads(content)
+        return json.loads(content)
     except (ValueError, TypeError):
         return content
+
+
+def _plain(value: object) -> str:
+    """A tool result as a short sentence fragment."""
     if isinstance(value, str):
         return value
     if isinstance(value, dict):
