@@ -15,7 +15,7 @@ APP = [
 ]
 
 RUN_SCREEN = [
-    Binding("ctrl+d", "decide_focused", "Decide", id="run.decide",
+    Binding("f2", "decide_focused", "Decide", id="run.decide",
             tooltip="Open the dialog of the highlighted pending call"),
     Binding("ctrl+l", "focus_log", "Log", id="run.focus_log", show=False, tooltip="Focus the chunk log"),
     Binding("ctrl+t", "cycle_agent", "Next agent", id="run.cycle_agent", show=False,
@@ -40,8 +40,10 @@ PICKER = [
             tooltip="Approve the highlighted call with its fingerprint"),
     Binding("n", "decline", "Decline", id="picker.decline", tooltip="Decline the highlighted call"),
     Binding("r", "refresh", "Refresh", id="picker.refresh", tooltip="Reload the list from the store"),
-    Binding("pagedown,right_square_bracket", "next_page", "Next page", id="picker.next_page"),
-    Binding("pageup,left_square_bracket", "previous_page", "Prev page", id="picker.previous_page"),
+    Binding("pagedown,right_square_bracket", "next_page", "Next page", id="picker.next_page", priority=True,
+            tooltip="Next page of pending runs"),
+    Binding("pageup,left_square_bracket", "previous_page", "Prev page", id="picker.previous_page", priority=True,
+            tooltip="Previous page of pending runs"),
     Binding("escape", "close", "Close", id="picker.close", tooltip="Back to the run screen"),
 ]
 

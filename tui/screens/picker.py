@@ -37,6 +37,7 @@ class PendingPicker(Screen[PendingCall | None]):
         self.total = 0
         self.calls: dict[str, PendingCall] = {}
         self.loads = 0
+        self.opened_at = 0.0
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Pending runs", style="bold"), id="picker-title")
@@ -47,6 +48,7 @@ class PendingPicker(Screen[PendingCall | None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.opened_at = self.app.clock()  # type: ignore[attr-defined]
         self.reload()
         if self.refresh_interval > 0:
             self.set_interval(self.refresh_interval, self.reload, name="picker-refresh")
@@ -112,12 +114,22 @@ class PendingPicker(Screen[PendingCall | None]):
         event.stop()
         self.action_open()
 
+    @property
+    def guarded(self) -> bool:
+        """``y``/``n`` are ignored right after the picker opens (typeahead must not decide)."""
+        app = self.app
+        return app.clock() - self.opened_at < app.approval_guard  # type: ignore[attr-defined]
+
     def action_approve(self) -> None:
+        if self.guarded:
+            return
         call = self.focused_call
         if call is not None:
             self.app.decide_from_list(call, approve=True)  # type: ignore[attr-defined]
 
     def action_decline(self) -> None:
+        if self.guarded:
+            return
         call = self.focused_call
         if call is not None:
             self.app.decide_from_list(call, approve=False)  # type: ignore[attr-defined]

@@ -30,6 +30,7 @@ class RunScreen(Screen[None]):
         self.store_label = store_label
         self.flush_interval = flush_interval
         self.max_log_lines = max_log_lines
+        self.chunks_seen = 0
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="top-bar"):
@@ -42,7 +43,7 @@ class RunScreen(Screen[None]):
             with Vertical(id="side"):
                 yield Static(Text("Pending decisions", style="bold"), id="pending-title")
                 yield PendingPanel(id="pending")
-                yield Static(Text("enter: open · ctrl+d: decide", style="dim"), id="pending-hint")
+                yield Static(Text("enter: open · f2: decide", style="dim"), id="pending-hint")
         yield StatusBar(id="status")
         yield Footer()
 
@@ -99,6 +100,7 @@ class RunScreen(Screen[None]):
     # -- chunks --------------------------------------------------------------------------------
     def handle_chunk(self, chunk: Chunk) -> None:
         """Called by the stream worker for every chunk (cheap: buffered writes)."""
+        self.chunks_seen += 1
         log = self.log_view
         if chunk.type == "text-delta":
             log.append_text(chunk.payload.text)  # type: ignore[union-attr]
