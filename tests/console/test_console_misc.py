@@ -1,0 +1,171 @@
+"""Bindings, help, command palette, error modal, hostile text end to end, and the chunk log."""
+
+from __future__ import annotations
+
+import inspect
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.widgets import Static
+
+import tui.screens.approval
+import tui.screens.error
+import tui.screens.help
+import tui.screens.picker
+import tui.screens.resume_form
+import tui.screens.run
+from agent_core import Agent, Runtime, create_tool
+from agent_core.models import FunctionModel, ModelResponse, ToolCall
+from storage import SqliteStore
+from tests.console.conftest import demo_app, log_text, suspend_runs, wait_for
+from tests.console.fakes import NOW, FakeBackend
+from tui import keymap
+from tui.app import WardenApp
+from tui.backend import LocalBackend
+from tui.components.chunk_log import ChunkLog
+from tui.screens.approval import ApprovalModal
+from tui.screens.error import ErrorModal
+from tui.screens.help import HelpScreen
+from tui.screens.picker import PendingPicker
+
+HOSTILE = {"title": "\x1b]0;PWNED\x07", "click": "[@click=app.quit]x[/]", "var": "[$accent]x", "rlo": "\u202e"}
+
+
+def all_binding_owners():
+    modules = [tui.screens.approval, tui.screens.error, tui.screens.help, tui.screens.picker,
+               tui.screens.resume_form, tui.screens.run]
+    owners = [WardenApp]
+    for module in modules:
+        owners += [c for _, c in inspect.getmembers(module, inspect.isclass)
+                   if c.__module__ == module.__name__ and hasattr(c, "BINDINGS")]
+    return owners
+
+
+def test_every_binding_has_an_id_and_a_description():
+    seen = []
+    for owner in all_binding_owners():
+        for binding in owner.BINDINGS:
+            assert isinstance(binding, Binding), (owner, binding)
+            assert binding.id and binding.description, (owner.__name__, binding)
+            seen.append(binding.id)
+    for _, bindings in keymap.SECTIONS:
+        for binding in bindings:
+            assert binding.id and binding.description
+    assert len(seen) == len(set(seen)) or all(s in {b.id for _, bs in keymap.SECTIONS for b in bs} for s in seen)
+    assert {"approval.approve", "approval.decline", "approval.leave", "picker.approve", "app.help"} <= set(seen)
+
+
+async def test_help_screen_lists_every_binding_id():
+    app = WardenApp(FakeBackend(), now=lambda: NOW, picker_refresh=0, status_refresh=0, cursor_blink=False)
+    async with app.run_test(size=(140, 90)) as pilot:
+        await pilot.press("f1")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "help")
+        text = app.export_screenshot()
+        text = text.replace("&#160;", " ")
+        for _, bindings in keymap.SECTIONS:
+            for binding in bindings:
+                assert binding.id in text
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, HelpScreen), "help closed")
+
+
+async def test_command_palette_opens_pending_runs(db_path):
+    await suspend_runs(db_path, [("ops", "delete record abc-123")])
+    app = demo_app(db_path, open_picker=False)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await wait_for(pilot, lambda: app.run_screen.status.pending == 1, "pending count in the status bar")
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert {"New run", "Open pending runs", "Approve focused call", "Decline focused call"} <= set(titles)
+        await pilot.press("ctrl+p")
+        await pilot.press(*"open pending")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, PendingPicker), "picker from the palette")
+
+
+async def test_a_stale_decision_shows_an_error_modal(db_path):
+    [run_id] = await suspend_runs(db_path, [("ops", "delete record abc-123")])
+    app = demo_app(db_path)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, PendingPicker) and app.screen.calls, "picker")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), "dialog")
+        # meanwhile another console approves it
+        from tests.console.conftest import demo_runtime
+
+        async with demo_runtime(db_path) as other:
+            stream = await other.approve_tool_call(run_id=run_id, tool_call_id="call_0_0")
+            await stream.text()
+        await pilot.press("y")
+        await wait_for(pilot, lambda: isinstance(app.screen, ErrorModal), "error modal")
+        assert app.screen.code == "AGENT_TOOL_CALL_ALREADY_DECIDED"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: not isinstance(app.screen, ErrorModal), "error dismissed")
+
+
+async def test_hostile_args_are_shown_as_escapes_and_never_reach_the_terminal(tmp_path):
+    def model(messages, info):
+        if messages[-1].role == "tool":
+            return "done \x1b[2J\u202e [@click=app.quit]x[/]"
+        return ModelResponse(text="[bold]hi[/] \x1b]0;PWNED\x07", tool_calls=[ToolCall("danger", HOSTILE, id="c1")])
+
+    async def danger(input, ctx):
+        return {"ok": "\x1b[31mred"}
+
+    tool = create_tool(id="danger", description="d", execute=danger, require_approval=True)
+    from pydantic import BaseModel
+
+    class DangerInput(BaseModel):
+        title: str
+        click: str
+        var: str
+        rlo: str
+
+    tool = create_tool(id="danger", description="d", input_schema=DangerInput, execute=danger, require_approval=True)
+    agent = Agent(id="evil", name="Evil", model=FunctionModel(model), tools={"danger": tool})
+    runtime = Runtime(agents={"evil": agent}, storage=SqliteStore(tmp_path / "w.db"))
+    app = WardenApp(LocalBackend(runtime), approval_guard=0, picker_refresh=0, status_refresh=0, cursor_blink=False)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await pilot.press(*"go", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), "dialog")
+        modal = app.screen
+        warning = str(modal.query_one("#hidden-warning", Static).render())
+        assert "\\u202e" in warning and "\\x1b" in warning
+        args_text = str(modal.query_one("#args", Static).render())
+        assert "[@click=app.quit]x[/]" in args_text and "[$accent]x" in args_text and "\\u202e" in args_text
+        screenshot = app.export_screenshot()
+        assert "PWNED" in screenshot  # shown...
+        assert "\x1b]0;" not in screenshot and "\u202e" not in screenshot and "\x07" not in screenshot  # ...inert
+        await pilot.press("y")
+        await wait_for(pilot, lambda: "done" in log_text(app), "finished")
+        assert app.is_running  # the [@click=app.quit] text did not quit the app
+        text = log_text(app)
+        assert "\\x1b[2J" in text and "\\u202e" in text and "[bold]hi[/]" in text
+        assert "\x1b" not in text and "\u202e" not in text
+
+
+async def test_chunk_log_batches_writes_and_bounds_lines():
+    from textual.app import App
+
+    class LogApp(App):
+        def compose(self):
+            yield ChunkLog(max_lines=50, flush_interval=10)  # flushed by hand below
+
+    app = LogApp()
+    async with app.run_test(size=(60, 20)) as pilot:
+        log = app.query_one(ChunkLog)
+        await pilot.pause()
+        for i in range(1000):
+            log.append_text(f"w{i} ")
+        assert log.line_count == 0 and log.flushes == 0  # buffered, nothing rendered yet
+        log.flush()
+        assert log.flushes == 1
+        assert log.line_count <= 50
+        assert log.plain.endswith("w999 ")
+        for i in range(200):
+            log.write_entry(Text(f"entry {i}"))
+        log.flush()
+        assert log.line_count == 50 and log.plain_lines()[-1] == "entry 199"
+        log.write_entry("[@click=app.quit]x[/] \x1b[2J")
+        log.flush()
+        assert log.plain_lines()[-1] == "[@click=app.quit]x[/] \\x1b[2J"
