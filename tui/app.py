@@ -44,7 +44,7 @@ class WardenApp(App[None]):
         now: Callable[[], datetime] | None = None,
         picker_refresh: float = 2.0,
         status_refresh: float = 2.0,
-        flush_interval: float = 1 / 30,
+        flush_interval: float = 1 / 20,
         max_log_lines: int = 2000,
         per_page: int = 50,
         open_picker: bool = True,
@@ -90,7 +90,7 @@ class WardenApp(App[None]):
         self.call_after_refresh(self._startup)
 
     def _startup(self) -> None:
-        self.run_backend(self._initial_check(), "Could not read pending runs")
+        self.run_backend(self._initial_check, "Could not read pending runs")
 
     async def _initial_check(self) -> None:
         total = await self._pending_total()
@@ -102,16 +102,18 @@ class WardenApp(App[None]):
             await self.backend.aclose()
 
     # -- one worker pattern: backend calls with errors to a modal -------------------------------
-    def run_backend(self, coro: Awaitable[Any], title: str) -> None:
+    def run_backend(self, work: Callable[[], Awaitable[Any]], title: str) -> None:
+        """Run ``work()`` in a worker; a failure opens an error modal (``WardenError``: code + message)."""
+
         async def guarded() -> None:
             try:
-                await coro
+                await work()
             except WardenError as error:
                 self.push_screen(ErrorModal(title, error.message or str(error), error.code))
             except Exception as error:  # a worker must never take the console down
                 self.push_screen(ErrorModal(title, f"{type(error).__name__}: {error}"))
 
-        self.run_worker(guarded(), group="backend", exit_on_error=False)
+        self.run_worker(guarded, group="backend", exit_on_error=False)
 
     async def consume(self, stream: RunStream) -> None:
         screen = self.run_screen
@@ -131,7 +133,8 @@ class WardenApp(App[None]):
 
     def start_run(self, agent_id: str, prompt: str) -> None:
         self.run_screen.status.run_state = "starting"
-        self.run_backend(self._start_and_consume(self.backend.start_run(agent_id, prompt)), "Could not start the run")
+        self.run_backend(lambda: self._start_and_consume(self.backend.start_run(agent_id, prompt)),
+                         "Could not start the run")
 
     # -- pending count -------------------------------------------------------------------------
     async def _pending_total(self) -> int:
@@ -146,7 +149,7 @@ class WardenApp(App[None]):
             pass
 
     def refresh_pending_count(self) -> None:
-        self.run_worker(self.refresh_pending_count_now(), group="pending-count", exclusive=True,
+        self.run_worker(self.refresh_pending_count_now, group="pending-count", exclusive=True,
                         exit_on_error=False)
 
     # -- dialogs -------------------------------------------------------------------------------
@@ -195,7 +198,7 @@ class WardenApp(App[None]):
         if stream is not None and call is not None:
             self.decisions += 1
             self.post_message(CallResolved(call.run_id, call.tool_call_id))
-            self.run_backend(self.consume(stream), "The resumed run failed")
+            self.run_backend(lambda: self.consume(stream), "The resumed run failed")
         self._dialog_closed()
 
     def on_call_resolved(self, message: CallResolved) -> None:
@@ -215,7 +218,7 @@ class WardenApp(App[None]):
                 self.screen.reload()
 
         verb = "approve" if approve else "decline"
-        self.run_backend(go(), f"Could not {verb} {call.tool_name}")
+        self.run_backend(go, f"Could not {verb} {call.tool_name}")
 
     def decide_from_list(self, call: PendingCall, *, approve: bool) -> None:
         """``y``/``n`` in the picker: approve with the listed call's fingerprint, or decline."""
@@ -231,7 +234,7 @@ class WardenApp(App[None]):
 
     def _on_picker_closed(self, call: PendingCall | None) -> None:
         if call is not None:
-            self.run_backend(self._open_run(call), "Could not open the run")
+            self.run_backend(lambda: self._open_run(call), "Could not open the run")
 
     async def _open_run(self, call: PendingCall) -> None:
         run = await self.backend.get_run(call.run_id)

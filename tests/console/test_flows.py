@@ -133,7 +133,7 @@ async def test_decision_by_another_process_disappears_from_the_picker(db_path):
 
 
 async def test_decide_from_the_picker_with_y_and_n(db_path):
-    run_a, run_b = await suspend_runs(db_path, [("ops", "delete record abc-123"), ("supervisor", "find user 12345")])
+    await suspend_runs(db_path, [("ops", "delete record abc-123"), ("supervisor", "find user 12345")])
     app = demo_app(db_path)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, PendingPicker), "picker")

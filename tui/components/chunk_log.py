@@ -20,7 +20,7 @@ from textual.strip import Strip
 from tui.untrusted import safe_text
 
 #: A live paragraph longer than this is committed at a word boundary (bounds re-wrap cost).
-LIVE_LIMIT = 2048
+LIVE_LIMIT = 1024
 
 
 class ChunkLog(ScrollView, can_focus=True):
@@ -28,7 +28,7 @@ class ChunkLog(ScrollView, can_focus=True):
     ChunkLog { background: $surface; overflow-y: scroll; overflow-x: hidden; }
     """
 
-    def __init__(self, *, max_lines: int = 2000, flush_interval: float = 1 / 30, id: str | None = None,
+    def __init__(self, *, max_lines: int = 2000, flush_interval: float = 1 / 20, id: str | None = None,
                  classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.max_lines = max_lines
@@ -40,6 +40,7 @@ class ChunkLog(ScrollView, can_focus=True):
         self._live_strips: list[Strip] = []
         self._buffer: list[tuple[str, object, str]] = []
         self._width = 0
+        self._style = None
         #: Counters the benchmark and tests read.
         self.chunks_absorbed = 0
         self.flushes = 0
@@ -74,11 +75,25 @@ class ChunkLog(ScrollView, can_focus=True):
 
     # -- flushing ------------------------------------------------------------------------------
     def _render(self, text: Text) -> list[Strip]:
+        """Wrapped lines of ``text``, padded to the width and already in the widget's base style."""
         width = max(self._width, 10)
         console = self.app.console
         options = console.options.update_width(width)
+        style = self._base_style()
         lines = Segment.split_lines(console.render(text, options))
-        return [Strip(line).adjust_cell_length(width) for line in lines] or [Strip.blank(width)]
+        return [Strip(line).adjust_cell_length(width, style).apply_style(style) for line in lines] or [
+            Strip.blank(width, style)]
+
+    def _base_style(self):
+        if self._style is None:
+            self._style = self.rich_style
+        return self._style
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._style = None
+        if self._width:
+            self._rerender_all()
 
     def _commit_live(self) -> None:
         if self._live is not None and self._live.plain:
@@ -102,32 +117,54 @@ class ChunkLog(ScrollView, can_focus=True):
             return
         buffer, self._buffer = self._buffer, []
         live_changed = False
-        for kind, value, style in buffer:
+        # Coalesce runs of text deltas of one style: one escape pass, one append.
+        ops: list[tuple[str, object, str]] = []
+        for op in buffer:
+            if op[0] == "text" and ops and ops[-1][0] == "text" and ops[-1][2] == op[2]:
+                ops[-1] = ("text", ops[-1][1] + op[1], op[2])  # type: ignore[operator]
+            else:
+                ops.append(op)
+        for kind, value, style in ops:
             if kind == "text":
                 if self._live is not None and style != self._live_style:
                     self._commit_live()
                 if self._live is None:
                     self._live = Text(end="")
                     self._live_style = style
-                self._live.append_text(safe_text(value, style))  # type: ignore[arg-type]
+                self._live.append_text(safe_text(value, style))
                 live_changed = True
-                if len(self._live) > LIVE_LIMIT:
-                    cut = self._live.plain.rfind(" ", 0, LIVE_LIMIT) + 1 or LIVE_LIMIT
-                    head, tail = self._live.divide([cut])
-                    self._add_entry(head)
-                    self._live = tail
+                self._commit_finished_lines()
             elif kind == "entry":
                 self._commit_live()
                 self._add_entry(value)  # type: ignore[arg-type]
             else:
                 self._commit_live()
-        if live_changed and self._live is not None:
-            self._live_strips = self._render(self._live)
+        if live_changed:
+            self._live_strips = self._render(self._live) if self._live is not None and self._live.plain else []
         self._trim()
         self.flushes += 1
         self._update_size()
         self.refresh()
         self.scroll_end(animate=False, immediate=False, x_axis=False)
+
+    def _commit_finished_lines(self) -> None:
+        """Move completed lines (and over-long paragraphs) out of the live paragraph.
+
+        Only the last, still-growing line is re-wrapped at each flush.
+        """
+        while self._live is not None:
+            live = self._live
+            plain = live.plain
+            cut = plain.rfind("\n") + 1
+            if not cut and len(plain) > LIVE_LIMIT:
+                cut = plain.rfind(" ", 0, LIVE_LIMIT) + 1 or LIVE_LIMIT
+            if not cut:
+                return
+            head, *rest = live.divide([cut])
+            if head.plain.endswith("\n"):
+                head.right_crop(1)
+            self._add_entry(head)
+            self._live = rest[0] if rest else Text(end="")
 
     def _update_size(self) -> None:
         self.virtual_size = Size(self._width, self._entry_lines + len(self._live_strips))
@@ -136,16 +173,20 @@ class ChunkLog(ScrollView, can_focus=True):
         width = self.scrollable_content_region.width
         if width and width != self._width:
             self._width = width
-            texts = [t for t, _ in self._entries]
-            self._entries.clear()
-            self._entry_lines = 0
-            for text in texts:
-                self._add_entry(text)
-            if self._live is not None:
-                self._live_strips = self._render(self._live)
-            self._trim()
-            self._update_size()
+            self._rerender_all()
             self.flush()
+
+    def _rerender_all(self) -> None:
+        texts = [t for t, _ in self._entries]
+        self._entries.clear()
+        self._entry_lines = 0
+        for text in texts:
+            self._add_entry(text)
+        if self._live is not None:
+            self._live_strips = self._render(self._live)
+        self._trim()
+        self._update_size()
+        self.refresh()
 
     # -- reading -------------------------------------------------------------------------------
     @property
@@ -174,12 +215,14 @@ class ChunkLog(ScrollView, can_focus=True):
         index = self.scroll_offset.y + y
         width = self.scrollable_content_region.width
         if index >= self.line_count:
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, self._base_style())
         if index >= self._entry_lines:
             strip = self._live_strips[index - self._entry_lines]
         else:
             strip = self._line_at(index)
-        return strip.crop_extend(0, width, self.rich_style).apply_style(self.rich_style)
+        if strip.cell_length != width:  # mid-resize: the next flush re-wraps
+            strip = strip.crop_extend(0, width, self._base_style())
+        return strip
 
     def _line_at(self, index: int) -> Strip:
         # Entries are few compared with lines; walk from the end (the view is usually at the bottom).

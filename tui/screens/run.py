@@ -23,7 +23,7 @@ class RunScreen(Screen[None]):
     BINDINGS = keymap.RUN_SCREEN
     AUTO_FOCUS = "#prompt"
 
-    def __init__(self, agents: list[AgentInfo], store_label: str, *, flush_interval: float = 1 / 30,
+    def __init__(self, agents: list[AgentInfo], store_label: str, *, flush_interval: float = 1 / 20,
                  max_log_lines: int = 2000) -> None:
         super().__init__()
         self.agents = agents
