@@ -136,5 +136,35 @@ class Chunk(BaseModel):
         return self.model_dump(mode="json", by_alias=True)
 
 
+def _defaults(cls: type[BaseModel]) -> dict[str, Any]:
+    out = {}
+    for name, info in cls.model_fields.items():
+        if info.default_factory is not None:
+            out[name] = info.default_factory
+        elif not info.is_required():
+            out[name] = info.default
+    return out
+
+
+_DEFAULTS: dict[str, dict[str, Any]] = {t: _defaults(cls) for t, cls in PAYLOAD_TYPES.items()}
+
+
+def _trusted(cls: type[BaseModel], data: dict[str, Any]) -> Any:
+    # What ``model_construct`` does, minus its per-field bookkeeping: chunks are
+    # built only here, from values the runtime already validated, several per
+    # model step, so this is on the hot path of every run.
+    obj = cls.__new__(cls)
+    object.__setattr__(obj, "__dict__", data)
+    object.__setattr__(obj, "__pydantic_fields_set__", set(data))
+    object.__setattr__(obj, "__pydantic_extra__", None)
+    object.__setattr__(obj, "__pydantic_private__", None)
+    return obj
+
+
 def make_chunk(type_: ChunkType, run_id: str, **fields: Any) -> Chunk:
-    return Chunk.model_construct(type=type_, run_id=run_id, from_="AGENT", payload=PAYLOAD_TYPES[type_](**fields))
+    """Build a chunk from runtime-validated values without re-validating them."""
+    for name, default in _DEFAULTS[type_].items():
+        if name not in fields:
+            fields[name] = default() if callable(default) else default
+    payload = _trusted(PAYLOAD_TYPES[type_], fields)
+    return _trusted(Chunk, {"type": type_, "run_id": run_id, "from_": "AGENT", "payload": payload})

@@ -31,9 +31,6 @@ if TYPE_CHECKING:
 
 DECLINED_MESSAGE = "Tool call was not approved by the user"
 
-#: Chunk types of a sub-agent that are forwarded to the top stream (its text is its own).
-FORWARDED_FROM_CHILD = frozenset({"tool-call", "tool-result", "tool-error", "tool-output-denied"})
-
 
 @dataclass
 class ToolCallInfo:
@@ -102,6 +99,9 @@ async def drive(agent: Agent, state: RunState, rt: RunContext) -> AsyncIterator[
                 return
             for call in state.calls:
                 state.messages.append(tool_message(call))
+            if state.followups:  # a user message that resumed this run comes after the tool results
+                state.messages.extend(state.followups)
+                state.followups = []
             yield make_chunk("step-finish", run_id, step=state.step, finish_reason="tool-calls")
             state.calls = []
             state.step += 1
@@ -142,6 +142,7 @@ async def drive(agent: Agent, state: RunState, rt: RunContext) -> AsyncIterator[
 
 
 async def _process_calls(agent: Agent, state: RunState, rt: RunContext) -> AsyncIterator[Chunk]:
+    """Resolve what can be resolved in this step: gate, deny, then run the rest concurrently."""
     run_id = state.run_id
     for call in state.calls:
         if call.status == "new":
@@ -160,16 +161,35 @@ async def _process_calls(agent: Agent, state: RunState, rt: RunContext) -> Async
             _resolve(call, "denied", call.reason or DECLINED_MESSAGE)
             yield make_chunk("tool-output-denied", run_id, tool_call_id=call.id, tool_name=call.name,
                              args=call.args, reason=call.reason or DECLINED_MESSAGE)
-        elif call.status in ("approved", "resuming"):
-            if call.name in agent.delegates:
-                async for chunk in _delegate(agent, state, call, rt):
-                    yield chunk
-            else:
-                async for chunk in _execute(agent, state, call, rt):
-                    yield chunk
-        elif call.status == "delegated":
-            async for chunk in _delegate(agent, state, call, rt):
+    runnable = [c for c in state.calls if c.status in ("approved", "resuming", "delegated")]
+    if len(runnable) == 1:
+        async for chunk in _run_call(agent, state, runnable[0], rt):
+            yield chunk
+    elif runnable:
+        # Independent calls of one step run concurrently (a sync tool in its own
+        # thread); their chunks come out in the model's call order.
+        outcomes = await asyncio.gather(*(_collect(_run_call(agent, state, c, rt)) for c in runnable),
+                                        return_exceptions=True)
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
+        for outcome in outcomes:
+            for chunk in outcome:  # type: ignore[union-attr]
                 yield chunk
+    now = time.time()
+    for call in runnable:
+        if call.status == "suspended":
+            call.pending_since, call.seq = now, rt.next_seq()
+
+
+async def _collect(chunks: AsyncIterator[Chunk]) -> list[Chunk]:
+    return [c async for c in chunks]
+
+
+def _run_call(agent: Agent, state: RunState, call: CallState, rt: RunContext) -> AsyncIterator[Chunk]:
+    if call.name in agent.delegates:
+        return _delegate(agent, state, call, rt)
+    return _execute(agent, state, call, rt)
 
 
 def _precheck(agent: Agent, call: CallState) -> str | None:
@@ -258,10 +278,16 @@ async def _execute(agent: Agent, state: RunState, call: CallState, rt: RunContex
         return
     if ctx.suspended or isinstance(out, Suspension):
         suspension = ctx._suspension if ctx._suspension is not None else out
+        try:
+            payload = to_jsonable_python(suspension.payload)
+        except (TypeError, ValueError) as exc:
+            message = f"Tool {call.name!r} suspended with a payload that cannot be stored: {exc}"
+            _resolve(call, "error", message)
+            yield make_chunk("tool-error", run_id, tool_call_id=call.id, tool_name=call.name, error=message)
+            return
         call.status = "suspended"
-        call.suspend_payload = to_jsonable_python(suspension.payload)
+        call.suspend_payload = payload
         call.resume_data = None
-        call.pending_since, call.seq = time.time(), rt.next_seq()
         return
     try:
         if tool.output_schema is not None and not isinstance(out, tool.output_schema):
@@ -287,9 +313,11 @@ async def _delegate(agent: Agent, state: RunState, call: CallState, rt: RunConte
     child = call.child
     call.status = "delegated"
     try:
-        async for chunk in drive(sub, child, rt):
-            if chunk.type in FORWARDED_FROM_CHILD:
-                yield chunk
+        # A sub-agent's own chunks stay inside it: the top stream shows the
+        # delegation's result, and every call waiting for a decision at any depth
+        # is announced by the top run once its snapshot is stored.
+        async for _ in drive(sub, child, rt):
+            pass
     except WardenError as exc:
         _resolve(call, "error", f"Sub-agent {sub.id!r} failed: {exc.message}")
         yield make_chunk("tool-error", state.run_id, tool_call_id=call.id, tool_name=call.name,

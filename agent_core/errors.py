@@ -10,6 +10,7 @@ __all__ = [
     "AmbiguousToolCall",
     "CorruptSnapshot",
     "FingerprintMismatch",
+    "InvalidRequest",
     "InvalidToolDefinition",
     "ModelError",
     "ProviderConfigError",
@@ -69,6 +70,12 @@ class CorruptSnapshot(WardenError):
 
 class AgentNotFound(WardenError):
     code = "AGENT_NOT_FOUND"
+
+
+class InvalidRequest(WardenError):
+    """A call's arguments are unusable (e.g. a request_context that cannot be stored)."""
+
+    code = "INVALID_REQUEST"
 
 
 class InvalidToolDefinition(WardenError):

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
+from pydantic_core import to_jsonable_python
 
 from agent_core.chunks import Chunk, make_chunk
 from agent_core.engine import RunContext, ToolCallInfo, drive
@@ -26,6 +27,7 @@ from agent_core.errors import (
     AmbiguousToolCall,
     CorruptSnapshot,
     FingerprintMismatch,
+    InvalidRequest,
     ResumeDataInvalid,
     SnapshotNotFound,
     ToolCallNotSuspended,
@@ -103,39 +105,34 @@ class Runtime:
             mode = "request_fn"
         else:
             mode = "all" if policy_arg else "none"
+        try:
+            context = to_jsonable_python(dict(request_context or {}))
+        except (TypeError, ValueError) as exc:
+            raise InvalidRequest(f"request_context must be JSON-serialisable (it is stored with the run): {exc}"
+                                 ) from exc
         run_id = str(uuid.uuid4())
         if callable(policy_arg):
             self._policies[run_id] = policy_arg
         state = RunState(run_id=run_id, agent_id=agent.id, agent_path=[agent.id], thread_id=thread_id,
                          resource_id=resource_id, max_steps=max_steps or opts.get("max_steps", 10),
-                         policy=mode, request_context=dict(request_context or {}), created_at=time.time())
+                         policy=mode, request_context=context, created_at=time.time())
         auto = auto_resume_suspended_tools if auto_resume_suspended_tools is not None else \
             opts.get("auto_resume_suspended_tools", False)
-        return AgentStream(run_id, self._start_run(agent, state, new_messages, auto_resume=bool(auto)))
+        history: list[Message] = []
+        if agent.memory is not None and thread_id:
+            raw = await self.store.load_messages(thread_id, limit=agent.memory.last_messages)
+            history = agent.memory.clean_history([Message.model_validate(m) for m in raw])
+            if auto:
+                from agent_core.autoresume import auto_resume
 
-    async def _start_run(self, agent: Agent, state: RunState, new_messages: list[Message], *,
-                         auto_resume: bool) -> AsyncIterator[Chunk]:
-        if agent.memory is not None and state.thread_id:
-            raw = await self.store.load_messages(state.thread_id, limit=agent.memory.last_messages)
-            history = [Message.model_validate(m) for m in raw]
-            state.memory_saved = len(history)
-            state.messages = agent.memory.clean_history(history)
-            state.memory_saved = len(state.messages)
-            if auto_resume:
-                resumed = await self._auto_resume(agent, state, new_messages)
+                resumed = await auto_resume(self, agent, thread_id=thread_id, resource_id=resource_id,
+                                            history=history, new_messages=new_messages)
                 if resumed is not None:
-                    async for chunk in resumed:
-                        yield chunk
-                    return
-        state.messages.extend(new_messages)
-        async for chunk in self._advance(agent, state, owner=None, applied=[]):
-            yield chunk
-
-    async def _auto_resume(self, agent: Agent, state: RunState,
-                           new_messages: list[Message]) -> AsyncIterator[Chunk] | None:
-        from agent_core.autoresume import auto_resume
-
-        return await auto_resume(self, agent, state, new_messages)
+                    self._policies.pop(run_id, None)
+                    return resumed
+        state.messages = [*history, *new_messages]
+        state.memory_saved = len(history)
+        return AgentStream(run_id, self._advance(agent, state, owner=None, applied=[]))
 
     # -- advancing and persisting ---------------------------------------------------------
     async def _advance(self, agent: Agent, state: RunState, *, owner: str | None,
@@ -211,8 +208,12 @@ class Runtime:
     # -- decisions --------------------------------------------------------------------------
     async def decide(self, agent: Agent, kind: DecisionKind, *, run_id: str, tool_call_id: str | None = None,
                      fingerprint: str | None = None, reason: str | None = None,
-                     resume_data: Any = None) -> AgentStream:
-        """Record a decision atomically, then return the stream that applies it."""
+                     resume_data: Any = None, followups: list[Message] | None = None) -> AgentStream:
+        """Record a decision atomically, then return the stream that applies it.
+
+        ``followups``: user messages (auto-resume) that join the conversation
+        after the tool results of the step being decided.
+        """
         owner = uuid.uuid4().hex
         captured: dict[str, Any] = {}
 
@@ -250,7 +251,7 @@ class Runtime:
         assert claim.call is not None
         state: RunState | None = captured["state"] if claim.run is not None else None
         return AgentStream(run_id, self._apply(agent, kind, claim.call, state, owner, reason,
-                                               captured.get("resume_data")))
+                                               captured.get("resume_data"), followups or []))
 
     def _raise_for(self, claim: ClaimResult, run_id: str, tool_call_id: str | None, kind: str) -> None:
         if claim.outcome == "ok":
@@ -285,39 +286,67 @@ class Runtime:
                 f"resume_schema: {detail}; the run is unchanged", errors=errors) from exc
 
     async def _apply(self, agent: Agent, kind: DecisionKind, call: PendingCallRow, state: RunState | None,
-                     owner: str, reason: str | None, resume_data: Any) -> AsyncIterator[Chunk]:
+                     owner: str, reason: str | None, resume_data: Any,
+                     followups: list[Message]) -> AsyncIterator[Chunk]:
         run_id = call.run_id
-        if state is None:  # another holder is applying a decision on this run: wait for it
-            row = None
-            delay = 0.002
-            while row is None:
-                row = await self.store.acquire_lease(run_id, owner, self.lease_seconds)
-                if row is None:
-                    if await self.store.get_run(run_id) is None:
-                        yield make_chunk("error", run_id, code=SnapshotNotFound.code,
-                                         error=f"run {run_id!r} ended before this decision could be applied")
-                        return
-                    await asyncio.sleep(delay)
-                    delay = min(delay * 2, 0.25)
-            try:
-                state = RunState.from_json(row.snapshot, run_id=run_id, store=self.store.name)
-            except CorruptSnapshot as exc:
-                yield make_chunk("error", run_id, error=exc.message, code=exc.code)
+        started = False
+        try:
+            if state is None:  # another holder is applying a decision on this run: wait for it
+                state = await self._wait_for_lease(run_id, owner)
+                if isinstance(state, Chunk):
+                    yield state
+                    return
+            found = find_call(state, call.tool_call_id)
+            if found is None:
+                yield make_chunk("error", run_id, code=CorruptSnapshot.code,
+                                 error=f"snapshot of run {run_id!r} has no tool call {call.tool_call_id!r}")
                 return
-        found = find_call(state, call.tool_call_id)
-        if found is None:
-            yield make_chunk("error", run_id, code=CorruptSnapshot.code,
-                             error=f"snapshot of run {run_id!r} has no tool call {call.tool_call_id!r}")
-            return
-        _, target = found
-        if kind == "approve":
-            target.status, target.approved = "approved", True
-        elif kind == "decline":
-            target.status, target.reason = "declined", reason
-        else:
-            target.status, target.resume_data = "resuming", resume_data
-        async for chunk in self._advance(agent, state, owner=owner, applied=[call.tool_call_id]):
-            yield chunk
+            _, target = found
+            if kind == "approve":
+                target.status, target.approved = "approved", True
+            elif kind == "decline":
+                target.status, target.reason = "declined", reason
+            else:
+                target.status, target.resume_data = "resuming", resume_data
+            state.followups.extend(followups)
+            started = True
+            heartbeat = asyncio.get_running_loop().create_task(self._keep_lease(run_id, owner))
+            try:
+                async for chunk in self._advance(agent, state, owner=owner, applied=[call.tool_call_id]):
+                    yield chunk
+            finally:
+                heartbeat.cancel()
+        except (asyncio.CancelledError, GeneratorExit):
+            # Interrupted: free the run for others; a decision whose tool never
+            # started goes back to pending rather than being lost.
+            await asyncio.shield(self.store.release(run_id, owner,
+                                                    reset_call=None if started else call.tool_call_id))
+            raise
+
+    async def _keep_lease(self, run_id: str, owner: str) -> None:
+        """Renew the lease while a decision is applied, so a long tool never loses its run."""
+        while True:
+            await asyncio.sleep(self.lease_seconds / 3)
+            try:
+                if not await self.store.renew_lease(run_id, owner, self.lease_seconds):
+                    return
+            except WardenError:
+                return
+
+    async def _wait_for_lease(self, run_id: str, owner: str) -> RunState | Chunk:
+        delay = 0.002
+        while True:
+            row = await self.store.acquire_lease(run_id, owner, self.lease_seconds)
+            if row is not None:
+                try:
+                    return RunState.from_json(row.snapshot, run_id=run_id, store=self.store.name)
+                except CorruptSnapshot as exc:
+                    return make_chunk("error", run_id, error=exc.message, code=exc.code)
+            if await self.store.get_run(run_id) is None:
+                return make_chunk("error", run_id, code=SnapshotNotFound.code,
+                                  error=f"run {run_id!r} ended before this decision could be applied")
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.25)
 
     # -- listing -----------------------------------------------------------------------------
     async def list_suspended_runs(self, *, agent_id: str | None = None, thread_id: str | None = None,

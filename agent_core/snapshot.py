@@ -66,6 +66,8 @@ class RunState(BaseModel):
     #: how many of ``messages`` are already in memory (history + saved).
     memory_saved: int = 0
     seq_counter: int = 0
+    #: user messages to add once the current step's tool results are in (auto-resume).
+    followups: list[Message] = Field(default_factory=list)
     outcome: Literal["running", "suspended", "finished", "failed"] = "running"
     finish_reason: str | None = None
     error: str | None = None

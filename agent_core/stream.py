@@ -131,6 +131,21 @@ class AgentStream:
     def done(self) -> bool:
         return self._done
 
+    async def cancel(self) -> None:
+        """Stop the run now: the model request is closed and the run's lease released.
+
+        A cancelled fresh run is simply gone; a cancelled decision whose tool had
+        not started goes back to pending. Readers see the stream end.
+        """
+        if not self._task.done():
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+
+    aclose = cancel
+
 
 class StepSummary(BaseModel):
     step: int

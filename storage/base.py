@@ -47,6 +47,18 @@ class Store(Protocol):
         """Take the lease of a suspended run whose lease is free or expired; the run row, or None."""
         ...
 
+    async def renew_lease(self, run_id: str, owner: str, lease_seconds: float) -> bool:
+        """Extend a lease this owner holds (a long tool is still running); False if it was lost."""
+        ...
+
+    async def release(self, run_id: str, owner: str, *, reset_call: str | None = None) -> None:
+        """Give a run back after an interrupted application: lease freed, run listed again.
+
+        ``reset_call``: a decision that was recorded but never applied (its tool
+        did not start) goes back to pending, so it can be decided again.
+        """
+        ...
+
     async def finish_run(self, run_id: str, owner: str | None) -> None:
         """The run ended: delete it and its pending calls (the audit log stays)."""
         ...

@@ -2,6 +2,8 @@
 
 Same semantics as ``SqliteStore`` (compare-and-set decisions, leases, audit
 log); each method runs without awaiting, so it is atomic on the event loop.
+Rows are handed out as shallow copies: callers treat their JSON values as
+read-only, and a deep copy per decision would cost more than the decision.
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ class InMemoryStore:
         stored.suspended_at = run.suspended_at or now
         self._runs[run.run_id] = stored
         for c in pending:
-            calls.setdefault(c.tool_call_id, copy.deepcopy(c))
+            calls.setdefault(c.tool_call_id, copy.copy(c))
 
     async def claim(self, run_id: str, tool_call_id: str | None, *, kinds: tuple[CallKind, ...],
                     decide: DecideFn, owner: str, lease_seconds: float) -> ClaimResult:
@@ -84,14 +86,14 @@ class InMemoryStore:
             if call is None:
                 return ClaimResult("no_call", audited=audited)
             if call.status != "pending":
-                return ClaimResult("not_pending", call=copy.deepcopy(call), audited=True)
+                return ClaimResult("not_pending", call=copy.copy(call), audited=True)
         else:
             candidates = [c for c in calls.values() if c.status == "pending" and c.kind in kinds]
             if not candidates:
                 other = any(c.status == "pending" for c in calls.values())
                 return ClaimResult("no_call_of_kind" if other else "no_call", other_kinds=other)
             call = max(candidates, key=lambda c: (c.created_at, c.seq))
-        decision = decide(copy.deepcopy(call), copy.copy(run))
+        decision = decide(copy.copy(call), copy.copy(run))
         now = time.time()
         call.status = decision.status
         self._audit.append(AuditRow(run_id=run_id, tool_call_id=call.tool_call_id, agent_id=run.agent_id,
@@ -102,8 +104,8 @@ class InMemoryStore:
         if lease is None or lease[1] < now:
             self._leases[run_id] = (owner, now + lease_seconds)
             run.status = "running"
-            return ClaimResult("ok", call=copy.deepcopy(call), run=copy.copy(run))
-        return ClaimResult("ok", call=copy.deepcopy(call), run=None)
+            return ClaimResult("ok", call=copy.copy(call), run=copy.copy(run))
+        return ClaimResult("ok", call=copy.copy(call), run=None)
 
     async def acquire_lease(self, run_id: str, owner: str, lease_seconds: float) -> RunRow | None:
         self._check()
@@ -115,6 +117,29 @@ class InMemoryStore:
         self._leases[run_id] = (owner, now + lease_seconds)
         run.status = "running"
         return copy.copy(run)
+
+    async def renew_lease(self, run_id: str, owner: str, lease_seconds: float) -> bool:
+        self._check()
+        if self._leases.get(run_id, ("",))[0] != owner:
+            return False
+        self._leases[run_id] = (owner, time.time() + lease_seconds)
+        return True
+
+    async def release(self, run_id: str, owner: str, *, reset_call: str | None = None) -> None:
+        self._check()
+        run = self._runs.get(run_id)
+        if run is None:
+            return
+        if self._leases.get(run_id, ("",))[0] == owner:
+            self._leases.pop(run_id, None)
+            run.status = "suspended"
+        call = self._calls.get(run_id, {}).get(reset_call or "")
+        if call is not None and call.status != "pending":
+            call.status = "pending"
+            self._audit.append(AuditRow(run_id=run_id, tool_call_id=call.tool_call_id, agent_id=run.agent_id,
+                                        tool_name=call.tool_name, decision="withdrawn", fingerprint=call.fingerprint,
+                                        reason="decision interrupted before it was applied",
+                                        decided_at=time.time()))
 
     async def finish_run(self, run_id: str, owner: str | None) -> None:
         self._check()
@@ -138,12 +163,17 @@ class InMemoryStore:
     async def get_calls(self, run_id: str) -> list[PendingCallRow]:
         self._check()
         calls = sorted(self._calls.get(run_id, {}).values(), key=lambda c: (c.created_at, c.seq))
-        return copy.deepcopy(calls)
+        return [copy.copy(c) for c in calls]
 
     async def list_suspended(self, *, agent_id: str | None = None, thread_id: str | None = None,
                              resource_id: str | None = None, page: int = 0,
                              per_page: int = 50) -> tuple[list[SuspendedRunRow], int]:
         self._check()
+        now = time.time()
+        for run_id, (_, until) in list(self._leases.items()):
+            if until < now and run_id in self._runs:
+                self._leases.pop(run_id)
+                self._runs[run_id].status = "suspended"
         runs = [r for r in self._runs.values() if r.status == "suspended"
                 and (agent_id is None or r.agent_id == agent_id)
                 and (thread_id is None or r.thread_id == thread_id)
@@ -154,7 +184,7 @@ class InMemoryStore:
         for r in window:
             calls = sorted((c for c in self._calls.get(r.run_id, {}).values() if c.status == "pending"),
                            key=lambda c: (c.created_at, c.seq))
-            out.append(SuspendedRunRow(run=copy.copy(r), calls=copy.deepcopy(calls)))
+            out.append(SuspendedRunRow(run=copy.copy(r), calls=[copy.copy(c) for c in calls]))
         return out, len(runs)
 
     async def audit_log(self, run_id: str | None = None, tool_call_id: str | None = None) -> list[AuditRow]:

@@ -1,10 +1,18 @@
-"""SQLite store: WAL, busy timeout, versioned schema, one worker hop per state change.
+"""SQLite store: WAL, busy timeout, versioned schema, one transaction per state change.
 
-Every public method runs as ONE function on aiosqlite's worker thread, inside
-one transaction, so a decision's validation, compare-and-set, audit entry and
-snapshot read cost a single thread hop. Writers use ``BEGIN IMMEDIATE`` so
-two processes on one file serialise on the write lock (``busy_timeout``) and
-the ``WHERE status = 'pending'`` compare-and-set lets exactly one win.
+Every public method is ONE function run inside one transaction, so a
+decision's validation, compare-and-set, audit entry and snapshot read cost a
+single round trip. Writers use ``BEGIN IMMEDIATE`` so two processes on one
+file serialise on the write lock and the ``WHERE status = 'pending'``
+compare-and-set lets exactly one win.
+
+Where it runs: with ``synchronous=NORMAL`` a commit does not wait for the disk,
+so a transaction takes ~0.1 ms and is run inline on the event loop thread
+when the write lock is free (``busy_timeout = 0`` there). If the lock is held
+(another process, a long transaction) the same function is retried on
+aiosqlite's worker thread, which waits up to ``busy_timeout_ms`` without
+blocking the loop. ``synchronous=FULL`` (an fsync per commit) always uses the
+worker. Checkpoints run on the worker too.
 """
 
 from __future__ import annotations
@@ -13,6 +21,7 @@ import asyncio
 import json
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -52,10 +61,30 @@ _MIGRATIONS: dict[int, str] = {
         updated_at REAL NOT NULL,
         error TEXT
     );
-    CREATE INDEX runs_by_status ON runs (status, suspended_at DESC, run_id);
-    CREATE INDEX runs_by_agent ON runs (agent_id, status, suspended_at DESC, run_id);
-    CREATE INDEX runs_by_thread ON runs (thread_id, status, suspended_at DESC, run_id);
-    CREATE INDEX runs_by_resource ON runs (resource_id, status, suspended_at DESC, run_id);
+    CREATE INDEX runs_by_status ON runs (suspended_at DESC, run_id DESC) WHERE status = 'suspended';
+    CREATE INDEX runs_by_agent ON runs (agent_id, suspended_at DESC, run_id DESC) WHERE status = 'suspended';
+    CREATE INDEX runs_by_thread ON runs (thread_id, agent_id, suspended_at DESC, run_id DESC)
+        WHERE status = 'suspended';
+    CREATE INDEX runs_by_resource ON runs (resource_id, agent_id, suspended_at DESC, run_id DESC)
+        WHERE status = 'suspended';
+    CREATE INDEX runs_leased ON runs (lease_until) WHERE status = 'running';
+    CREATE TABLE run_counts (
+        agent_id TEXT PRIMARY KEY,
+        suspended INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TRIGGER runs_count_insert AFTER INSERT ON runs WHEN NEW.status = 'suspended' BEGIN
+        INSERT INTO run_counts (agent_id, suspended) VALUES (NEW.agent_id, 1)
+            ON CONFLICT (agent_id) DO UPDATE SET suspended = suspended + 1;
+    END;
+    CREATE TRIGGER runs_count_delete AFTER DELETE ON runs WHEN OLD.status = 'suspended' BEGIN
+        UPDATE run_counts SET suspended = suspended - 1 WHERE agent_id = OLD.agent_id;
+    END;
+    CREATE TRIGGER runs_count_update AFTER UPDATE OF status ON runs
+        WHEN (OLD.status = 'suspended') <> (NEW.status = 'suspended') BEGIN
+        UPDATE run_counts SET suspended = suspended - 1 WHERE agent_id = OLD.agent_id AND OLD.status = 'suspended';
+        INSERT INTO run_counts (agent_id, suspended) SELECT NEW.agent_id, 1 WHERE NEW.status = 'suspended'
+            ON CONFLICT (agent_id) DO UPDATE SET suspended = suspended + 1;
+    END;
     CREATE TABLE pending_calls (
         run_id TEXT NOT NULL,
         tool_call_id TEXT NOT NULL,
@@ -106,6 +135,23 @@ _CALL_COLS = ("run_id, tool_call_id, tool_name, kind, status, fingerprint, args,
               "resume_schema, agent_path, seq, created_at")
 
 
+def _statements(script: str) -> list[str]:
+    """Split a migration into statements (triggers hold semicolons), to run inside one transaction."""
+    out, buf = [], ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            out.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        raise ValueError(f"incomplete SQL statement in migration: {buf.strip()[:60]!r}")
+    return out
+
+
+def _checkpoint(db: sqlite3.Connection) -> None:
+    db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+
+
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
@@ -139,7 +185,7 @@ class SqliteStore:
     """
 
     def __init__(self, path: str | os.PathLike[str], *, synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
-                 busy_timeout_ms: int = 10_000) -> None:
+                 busy_timeout_ms: int = 10_000, inline: bool | None = None) -> None:
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError("synchronous must be 'NORMAL' or 'FULL'")
         self.path = str(path)
@@ -149,6 +195,11 @@ class SqliteStore:
         self._conn: aiosqlite.Connection | None = None
         self._opening: asyncio.Future[None] | None = None
         self._closed = False
+        self.inline = (synchronous == "NORMAL") if inline is None else inline
+        self._inline_db: sqlite3.Connection | None = None
+        self._inline_thread: int | None = None
+        self._inline_commits = 0
+        self._checkpoint: asyncio.Future[Any] | None = None
 
     def __repr__(self) -> str:
         return self.name
@@ -179,6 +230,12 @@ class SqliteStore:
         except BaseException:
             await conn.close()
             raise
+        if self.inline and self.path != ":memory:":
+            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA busy_timeout = 0")
+            db.execute(f"PRAGMA synchronous = {self.synchronous}")
+            db.execute("PRAGMA wal_autocheckpoint = 0")  # checkpoints belong on the worker
+            self._inline_db, self._inline_thread = db, threading.get_ident()
         self._conn = conn
 
     def _setup_sync(self, db: sqlite3.Connection) -> None:
@@ -196,9 +253,8 @@ class SqliteStore:
                     f"{self.name} has schema version {current}, newer than this Warden "
                     f"(knows {SCHEMA_VERSION}); upgrade Warden to use it")
             for version in range(current + 1, SCHEMA_VERSION + 1):
-                for statement in _MIGRATIONS[version].split(";"):
-                    if statement.strip():
-                        db.execute(statement)
+                for statement in _statements(_MIGRATIONS[version]):
+                    db.execute(statement)
                 db.execute("INSERT INTO warden_schema (version) VALUES (?)", (version,))
             db.execute("COMMIT")
         except BaseException:
@@ -207,6 +263,21 @@ class SqliteStore:
 
     async def _call(self, fn: Callable[..., T], *args: Any) -> T:
         conn = await self._connection()
+        db = self._inline_db
+        if db is not None and threading.get_ident() == self._inline_thread:
+            try:
+                out = fn(db, *args)
+            except sqlite3.OperationalError as exc:
+                if getattr(exc, "sqlite_errorcode", None) != sqlite3.SQLITE_BUSY:
+                    raise StorageError(f"{self.name}: {exc}") from exc
+                # The write lock is held: wait for it on the worker, off the event loop.
+            except sqlite3.DatabaseError as exc:
+                raise StorageError(f"{self.name}: {exc}") from exc
+            else:
+                self._inline_commits += 1
+                if self._inline_commits % 256 == 0 and (self._checkpoint is None or self._checkpoint.done()):
+                    self._checkpoint = asyncio.ensure_future(conn._execute(_checkpoint, conn._conn))
+                return out
         try:
             return await conn._execute(fn, conn._conn, *args)
         except ValueError as exc:  # aiosqlite: "Connection closed"
@@ -221,10 +292,11 @@ class SqliteStore:
         db.execute("BEGIN IMMEDIATE")
         try:
             out = body()
+            db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:
+                db.execute("ROLLBACK")
             raise
-        db.execute("COMMIT")
         return out
 
     async def setup(self) -> None:
@@ -233,6 +305,14 @@ class SqliteStore:
 
     async def aclose(self) -> None:
         self._closed = True
+        if self._checkpoint is not None and not self._checkpoint.done():
+            try:
+                await self._checkpoint
+            except Exception:
+                pass
+        inline, self._inline_db = self._inline_db, None
+        if inline is not None:
+            inline.close()
         if self._opening is not None and self._conn is None:
             try:
                 await self._opening
@@ -351,6 +431,36 @@ class SqliteStore:
 
         return self._tx(db, body)
 
+    async def renew_lease(self, run_id: str, owner: str, lease_seconds: float) -> bool:
+        return await self._call(self._renew_lease, run_id, owner, lease_seconds)
+
+    def _renew_lease(self, db: sqlite3.Connection, run_id: str, owner: str, lease_seconds: float) -> bool:
+        def body() -> bool:
+            cur = db.execute("UPDATE runs SET lease_until = ? WHERE run_id = ? AND lease_owner = ?",
+                             (time.time() + lease_seconds, run_id, owner))
+            return cur.rowcount == 1
+
+        return self._tx(db, body)
+
+    async def release(self, run_id: str, owner: str, *, reset_call: str | None = None) -> None:
+        await self._call(self._release, run_id, owner, reset_call)
+
+    def _release(self, db: sqlite3.Connection, run_id: str, owner: str, reset_call: str | None) -> None:
+        def body() -> None:
+            db.execute("UPDATE runs SET status = 'suspended', lease_owner = NULL, lease_until = NULL, updated_at = ? "
+                       "WHERE run_id = ? AND lease_owner = ?", (time.time(), run_id, owner))
+            if reset_call is not None:
+                cur = db.execute("UPDATE pending_calls SET status = 'pending' WHERE run_id = ? AND tool_call_id = ? "
+                                 "AND status <> 'pending'", (run_id, reset_call))
+                if cur.rowcount:
+                    db.execute(
+                        "INSERT INTO audit_log (run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, "
+                        "reason, actor, decided_at) SELECT run_id, tool_call_id, '', tool_name, 'withdrawn', "
+                        "fingerprint, 'decision interrupted before it was applied', NULL, ? FROM pending_calls "
+                        "WHERE run_id = ? AND tool_call_id = ?", (time.time(), run_id, reset_call))
+
+        self._tx(db, body)
+
     async def finish_run(self, run_id: str, owner: str | None) -> None:
         await self._call(self._finish_run, run_id)
 
@@ -397,6 +507,12 @@ class SqliteStore:
     @staticmethod
     def _list_suspended(db: sqlite3.Connection, agent_id: str | None, thread_id: str | None,
                         resource_id: str | None, page: int, per_page: int) -> tuple[list[SuspendedRunRow], int]:
+        now = time.time()
+        if db.execute("SELECT 1 FROM runs WHERE status = 'running' AND lease_until < ? LIMIT 1", (now,)).fetchone():
+            # A process died while applying a decision: once its lease expires the
+            # run is listed again (its interrupted call stays decided, never re-run).
+            db.execute("UPDATE runs SET status = 'suspended', lease_owner = NULL, lease_until = NULL "
+                       "WHERE status = 'running' AND lease_until < ?", (now,))
         where = ["status = 'suspended'"]
         params: list[Any] = []
         for col, val in (("agent_id", agent_id), ("thread_id", thread_id), ("resource_id", resource_id)):
@@ -404,7 +520,15 @@ class SqliteStore:
                 where.append(f"{col} = ?")
                 params.append(val)
         clause = " AND ".join(where)
-        total = db.execute(f"SELECT COUNT(*) FROM runs WHERE {clause}", params).fetchone()[0]
+        if thread_id is None and resource_id is None:
+            # Counts of whole agents are kept by triggers: the total stays O(agents), not O(runs).
+            if agent_id is None:
+                total = db.execute("SELECT COALESCE(SUM(suspended), 0) FROM run_counts").fetchone()[0]
+            else:
+                row = db.execute("SELECT suspended FROM run_counts WHERE agent_id = ?", (agent_id,)).fetchone()
+                total = row[0] if row else 0
+        else:
+            total = db.execute(f"SELECT COUNT(*) FROM runs WHERE {clause}", params).fetchone()[0]
         # The listing never reads snapshot JSON: everything shown is in indexed columns.
         rows = db.execute(
             f"SELECT run_id, agent_id, thread_id, resource_id, status, '', version, created_at, suspended_at, error "

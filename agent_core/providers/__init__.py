@@ -1,16 +1,25 @@
-"""Model providers: turn ``"provider/model"`` strings into ``LanguageModel`` objects."""
+"""Model providers: turn ``"provider/model"`` strings into ``LanguageModel`` objects.
+
+``openai/<model>`` (any OpenAI-compatible server), ``ollama/<model>`` (a local
+Ollama) and ``anthropic/<model>``; or build ``OpenAIModel`` / ``AnthropicModel``
+directly with explicit settings. See ``docs/providers.md``.
+"""
 
 from __future__ import annotations
 
-from agent_core.errors import ProviderConfigError
-from agent_core.models import LanguageModel
+from agent_core.providers.anthropic import AnthropicModel
+from agent_core.providers.http import HTTPModelError, RetryPolicy
+from agent_core.providers.openai import OpenAIModel
+from agent_core.providers.router import register_provider, resolve_model
+from agent_core.providers.schema import strip_strict_nulls, to_strict_schema
 
-
-def resolve_model(spec: str | LanguageModel) -> LanguageModel:
-    """Return the model for ``spec``: a ``LanguageModel`` as is, or a ``provider/model`` string."""
-    if isinstance(spec, LanguageModel):
-        return spec
-    provider = spec.split("/", 1)[0] if "/" in spec else ""
-    raise ProviderConfigError(
-        f"no provider for model {spec!r}: providers are not available yet (provider {provider!r})"
-    )
+__all__ = [
+    "AnthropicModel",
+    "HTTPModelError",
+    "OpenAIModel",
+    "RetryPolicy",
+    "register_provider",
+    "resolve_model",
+    "strip_strict_nulls",
+    "to_strict_schema",
+]

@@ -1,0 +1,61 @@
+"""The fingerprint is RFC 8785 exactly, whatever path computes it."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+
+import pytest
+import rfc8785
+
+from agent_core import fingerprint
+
+
+def reference(tool: str, args) -> str:
+    return "sha256:" + hashlib.sha256(rfc8785.dumps({"args": args, "tool": tool})).hexdigest()
+
+
+def random_json(rng: random.Random, depth: int = 0):
+    kinds = ["str", "int", "bool", "null", "float"] + (["dict", "list"] if depth < 3 else [])
+    kind = rng.choice(kinds)
+    if kind == "str":
+        alphabet = ["a", "Z", "é", "\n", "\t", "\x00", "\x1f", "\x7f", '"', "\\", "\u2028", "\u202e", "😀", "\ue000",
+                    "/", "<", "\u200b"]
+        return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6)))
+    if kind == "int":
+        return rng.choice([0, -1, 7, 2**31, -(2**53) + 1, 2**53 - 1, rng.randint(-10**6, 10**6)])
+    if kind == "bool":
+        return rng.random() < 0.5
+    if kind == "null":
+        return None
+    if kind == "float":
+        return rng.choice([0.5, 1e21, 1e-7, -0.0, 3.14159, 100.0, 1.7976931348623157e308])
+    if kind == "dict":
+        keys = ["a", "b", "B", "é", "😀", "\ue000", "z1", "10", "2", ""]
+        return {rng.choice(keys): random_json(rng, depth + 1) for _ in range(rng.randint(0, 4))}
+    return [random_json(rng, depth + 1) for _ in range(rng.randint(0, 4))]
+
+
+def test_matches_rfc8785_on_random_documents():
+    rng = random.Random(8785)
+    for _ in range(3000):
+        args = {"x": random_json(rng)}
+        assert fingerprint("tool", args) == reference("tool", args), args
+
+
+@pytest.mark.parametrize("args", [
+    {"b": 1, "a": [1, {"y": "é", "x": None}]},
+    {"\ue000": 1, "😀": 2},  # UTF-16 order differs from code point order
+    {"n": 1.0, "m": 1e21},
+    {"s": "\u2028\x00\x1f\\\""},
+    {},
+])
+def test_known_shapes(args):
+    assert fingerprint("t", args) == reference("t", args)
+
+
+def test_format_and_sensitivity():
+    fp = fingerprint("delete_record", {"id": "abc-123"})
+    assert fp.startswith("sha256:") and len(fp) == 71
+    assert fp != fingerprint("delete_record", {"id": "abc-124"})
+    assert fp != fingerprint("delete_records", {"id": "abc-123"})

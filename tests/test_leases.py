@@ -1,0 +1,70 @@
+"""Leases: a long tool keeps its run, a dead holder's run is taken over after expiry."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from agent_core import Agent, InvalidRequest, Runtime, create_tool
+from storage import SqliteStore
+from storage.records import Decision
+from tests.helpers import IdIn, calls_then, echo_results, recording_tool
+
+
+async def test_a_tool_longer_than_the_lease_keeps_its_run(tmp_path):
+    async def slow(inp, ctx):
+        await asyncio.sleep(0.5)  # several lease periods
+        return "done"
+
+    tool = create_tool(id="slow", input_schema=IdIn, execute=slow, require_approval=True)
+    agent = Agent(id="a", model=calls_then([("slow", {"id": "1"}, "x"), ("slow", {"id": "2"}, "y")],
+                                           echo_results()), tools={"slow": tool})
+    async with Runtime(agents={"a": agent}, storage=SqliteStore(tmp_path / "w.db"), lease_seconds=0.15):
+        out = await agent.generate("go")
+        first = await agent.approve_tool_call(run_id=out.run_id, tool_call_id="x")
+        await asyncio.sleep(0.3)  # past the first lease: the heartbeat must have renewed it
+        second = await agent.approve_tool_call(run_id=out.run_id, tool_call_id="y")
+        await first.wait()
+        await second.wait()
+        assert first.error is None and second.error is None, (first.error, second.error)
+        assert {first.status, second.status} == {"suspended", "finished"}
+
+
+async def test_a_dead_lease_holder_is_taken_over_after_expiry(tmp_path):
+    log: list = []
+    agent = Agent(id="a", model=calls_then([("d", {"id": "1"}, "x"), ("d", {"id": "2"}, "y")], echo_results()),
+                  tools={"d": recording_tool(log)})
+    async with Runtime(agents={"a": agent}, storage=SqliteStore(tmp_path / "w.db"), lease_seconds=0.2) as rt:
+        out = await agent.generate("go")
+        # A process that decided x, took the lease, and died before applying it.
+        dead = await rt.store.claim(out.run_id, "x", kinds=("approval",), decide=lambda c, r: Decision("approved"),
+                                    owner="dead", lease_seconds=0.2)
+        assert dead.run is not None
+        stream = await agent.approve_tool_call(run_id=out.run_id, tool_call_id="y")
+        await asyncio.wait_for(stream.wait(), 10)
+        assert stream.status == "suspended" and log == ["2"], stream.error
+        calls = {c.tool_call_id: c.status for c in await rt.store.get_calls(out.run_id)}
+        assert calls == {"x": "approved"}, "the dead holder's decision stays recorded, not re-executed"
+
+
+async def test_a_run_whose_holder_died_is_listed_again_after_expiry(tmp_path):
+    log: list = []
+    agent = Agent(id="a", model=calls_then([("d", {"id": "1"}, "x"), ("d", {"id": "2"}, "y")], echo_results()),
+                  tools={"d": recording_tool(log)})
+    async with Runtime(agents={"a": agent}, storage=SqliteStore(tmp_path / "w.db"), lease_seconds=0.2) as rt:
+        out = await agent.generate("go")
+        await rt.store.claim(out.run_id, "x", kinds=("approval",), decide=lambda c, r: Decision("approved"),
+                             owner="dead", lease_seconds=0.2)
+        assert (await agent.list_suspended_runs()).total == 0, "leased: being applied"
+        await asyncio.sleep(0.3)
+        listed = await agent.list_suspended_runs()
+        assert listed.total == 1 and [c.tool_call_id for c in listed.runs[0].tool_calls] == ["y"]
+
+
+async def test_request_context_must_be_storable():
+    agent = Agent(id="a", model=calls_then([], echo_results()))
+    with pytest.raises(InvalidRequest):
+        await agent.stream("x", request_context={"conn": object()})
+    out = await agent.generate("x", request_context={"user": "u1", "n": 2})
+    assert out.finish_reason == "stop"

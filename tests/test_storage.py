@@ -1,0 +1,238 @@
+"""Stores on a real SQLite file (and the in-memory one): schema, listing, corruption, lifecycle."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from agent_core import Agent, CorruptSnapshot, Runtime, SnapshotNotFound
+from storage import InMemoryStore, SchemaTooNew, SqliteStore, StoreClosed, WardenError
+from storage.records import Decision, PendingCallRow, RunRow
+from tests.helpers import calls_then, echo_results, recording_tool
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_row(i: int, *, agent="a", thread=None, resource=None, at=None) -> RunRow:
+    return RunRow(run_id=f"run-{i:06d}", agent_id=agent, thread_id=thread, resource_id=resource,
+                  status="suspended", snapshot="{}", suspended_at=at if at is not None else 1000.0 + i)
+
+
+def call_row(i: int, cid="c", kind="approval") -> PendingCallRow:
+    return PendingCallRow(run_id=f"run-{i:06d}", tool_call_id=cid, tool_name="t", kind=kind, args={"i": i},
+                          fingerprint="sha256:x", created_at=1000.0 + i)
+
+
+@pytest.fixture(params=["sqlite", "memory"])
+async def store(request, tmp_path):
+    s = SqliteStore(tmp_path / "w.db") if request.param == "sqlite" else InMemoryStore()
+    yield s
+    await s.aclose()
+
+
+async def test_listing_filters_pages_and_counts(store):
+    for i in range(25):
+        await store.save_suspended(run_row(i, agent="a" if i % 2 else "b", thread=f"t{i % 3}", resource="u1"),
+                                   [call_row(i), call_row(i, "d", "suspend")])
+    rows, total = await store.list_suspended(per_page=10)
+    assert total == 25 and [r.run.run_id for r in rows] == [f"run-{i:06d}" for i in range(24, 14, -1)]
+    assert [c.tool_call_id for c in rows[0].calls] == ["c", "d"]
+    rows, total = await store.list_suspended(page=2, per_page=10)
+    assert total == 25 and len(rows) == 5
+    rows, total = await store.list_suspended(agent_id="a", thread_id="t1")
+    assert total == len([i for i in range(25) if i % 2 and i % 3 == 1])
+    assert all(r.run.agent_id == "a" and r.run.thread_id == "t1" for r in rows)
+    _, total = await store.list_suspended(resource_id="nobody")
+    assert total == 0
+
+
+async def test_claim_is_compare_and_set_and_audited(store):
+    await store.save_suspended(run_row(1), [call_row(1)])
+    seen = []
+
+    def decide(call, run):
+        seen.append((call.tool_call_id, run.agent_id))
+        return Decision("approved", actor="op")
+
+    first = await store.claim("run-000001", "c", kinds=("approval",), decide=decide, owner="o1", lease_seconds=60)
+    assert first.outcome == "ok" and first.run is not None and seen == [("c", "a")]
+    second = await store.claim("run-000001", "c", kinds=("approval",), decide=decide, owner="o2", lease_seconds=60)
+    assert second.outcome == "not_pending" and second.audited and len(seen) == 1
+    audit = await store.audit_log("run-000001")
+    assert [(a.tool_call_id, a.decision, a.actor) for a in audit] == [("c", "approved", "op")]
+    await store.finish_run("run-000001", "o1")
+    assert await store.get_run("run-000001") is None
+    gone = await store.claim("run-000001", "c", kinds=("approval",), decide=decide, owner="o3", lease_seconds=60)
+    assert gone.outcome == "no_run" and gone.audited
+    assert len(await store.audit_log("run-000001")) == 1, "the audit log outlives the run"
+
+
+async def test_a_failing_decision_rolls_back(store):
+    await store.save_suspended(run_row(1), [call_row(1)])
+
+    def refuse(call, run):
+        raise WardenError("no", code="X")
+
+    with pytest.raises(WardenError):
+        await store.claim("run-000001", None, kinds=("approval",), decide=refuse, owner="o", lease_seconds=60)
+    assert (await store.get_calls("run-000001"))[0].status == "pending"
+    assert await store.audit_log() == []
+    assert (await store.get_run("run-000001")).status == "suspended"
+
+
+async def test_memory_messages_round_trip(store):
+    await store.append_messages("t", "u", [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}])
+    await store.append_messages("t", "u", [{"role": "user", "content": "again"}])
+    assert [m["content"] for m in await store.load_messages("t")] == ["hi", "yo", "again"]
+    assert [m["content"] for m in await store.load_messages("t", limit=2)] == ["yo", "again"]
+    assert await store.load_messages("other") == []
+
+
+async def test_closed_store_raises_a_typed_error(store):
+    await store.aclose()
+    with pytest.raises(StoreClosed):
+        await store.list_suspended()
+
+
+async def test_sqlite_schema_is_versioned_and_a_newer_one_is_refused(tmp_path):
+    path = tmp_path / "w.db"
+    s = SqliteStore(path)
+    await s.setup()
+    await s.aclose()
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT version FROM warden_schema").fetchall() == [(1,)]
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        db.execute("INSERT INTO warden_schema VALUES (99)")
+    with pytest.raises(SchemaTooNew) as err:
+        await SqliteStore(path).setup()
+    assert "99" in str(err.value)
+
+
+def test_listing_queries_use_indexes_not_scans(tmp_path):
+    path = tmp_path / "w.db"
+    import asyncio
+
+    asyncio.run(SqliteStore(path).setup())
+    with sqlite3.connect(path) as db:
+        for where in ("status = 'suspended'", "status = 'suspended' AND thread_id = 't'",
+                      "status = 'suspended' AND agent_id = 'a'", "status = 'suspended' AND resource_id = 'r'"):
+            plan = " ".join(r[-1] for r in db.execute(
+                f"EXPLAIN QUERY PLAN SELECT run_id FROM runs WHERE {where} ORDER BY suspended_at DESC LIMIT 50"))
+            assert "USING INDEX" in plan or "USING COVERING INDEX" in plan, plan
+            assert "SCAN runs" not in plan.replace("USING", "") or "INDEX" in plan
+
+
+async def test_corrupt_snapshot_is_a_typed_error_and_listing_survives(tmp_path):
+    path = tmp_path / "w.db"
+    log: list = []
+    agent = Agent(id="a", model=calls_then([("d", {"id": "1"}, "c")], echo_results()), tools={"d": recording_tool(log)})
+    async with Runtime(agents={"a": agent}, storage=SqliteStore(path)) as runtime:
+        first = await agent.generate("x")
+        second = await agent.generate("y")
+        with sqlite3.connect(path) as db:
+            db.execute("UPDATE runs SET snapshot = '{not json' WHERE run_id = ?", (first.run_id,))
+        listed = await runtime.list_suspended_runs()
+        assert listed.total == 2
+        with pytest.raises(CorruptSnapshot) as err:
+            await agent.approve_tool_call(run_id=first.run_id)
+        assert first.run_id in str(err.value) and str(path) in str(err.value)
+        calls = await runtime.store.get_calls(first.run_id)
+        assert calls[0].status == "pending", "a corrupt snapshot changes nothing"
+        ok = await agent.approve_tool_call_generate(run_id=second.run_id)
+        assert ok.finish_reason == "stop" and log == ["1"]
+
+
+async def test_snapshot_is_durable_before_the_approval_chunk_and_deleted_at_the_end(tmp_path):
+    path = tmp_path / "w.db"
+    agent = Agent(id="a", model=calls_then([("d", {"id": "1"}, "c")], echo_results()), tools={"d": recording_tool([])})
+    async with Runtime(agents={"a": agent}, storage=SqliteStore(path)) as runtime:
+        stream = await agent.stream("x")
+        async for chunk in stream.full_stream:
+            if chunk.type == "tool-call-approval":
+                with sqlite3.connect(path) as db:  # another connection sees it already
+                    assert db.execute("SELECT status FROM runs WHERE run_id = ?", (stream.run_id,)).fetchone() == (
+                        "suspended",)
+        done = await agent.approve_tool_call(run_id=stream.run_id)
+        await done.wait()
+        with sqlite3.connect(path) as db:
+            assert db.execute("SELECT COUNT(*) FROM runs").fetchone() == (0,)
+            assert db.execute("SELECT COUNT(*) FROM pending_calls").fetchone() == (0,)
+            assert db.execute("SELECT COUNT(*) FROM audit_log").fetchone() == (1,)
+        with pytest.raises(SnapshotNotFound):
+            await runtime.get_suspended_run(stream.run_id)
+
+
+async def test_a_run_that_never_suspends_writes_no_snapshot(tmp_path):
+    path = tmp_path / "w.db"
+    agent = Agent(id="a", model=calls_then([("d", {"id": "1"}, "c")], echo_results()),
+                  tools={"d": recording_tool([], require_approval=False)})
+    async with Runtime(agents={"a": agent}, storage=SqliteStore(path)):
+        assert (await agent.generate("x")).finish_reason == "stop"
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT COUNT(*) FROM runs").fetchone() == (0,)
+
+
+def test_an_unclosed_store_does_not_keep_the_process_alive(tmp_path):
+    code = textwrap.dedent(f"""
+        import asyncio
+        from storage import SqliteStore
+        async def main():
+            s = SqliteStore({str(tmp_path / 'w.db')!r})
+            await s.setup()
+            await s.list_suspended()
+        asyncio.run(main())
+        print("exited")
+    """)
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0 and out.stdout.strip() == "exited", out.stderr
+    assert "Traceback" not in out.stderr
+
+
+async def test_a_held_write_lock_is_waited_for_off_the_event_loop(tmp_path):
+    import asyncio
+    import threading
+
+    path = tmp_path / "w.db"
+    store = SqliteStore(path)
+    await store.setup()
+    assert store._inline_db is not None, "NORMAL runs short transactions inline"
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    released = threading.Event()
+
+    def release_later():
+        time.sleep(0.3)
+        other.execute("COMMIT")
+        released.set()
+
+    threading.Thread(target=release_later, daemon=True).start()
+    ticks = 0
+
+    async def ticker():
+        nonlocal ticks
+        while not released.is_set():
+            ticks += 1
+            await asyncio.sleep(0.01)
+
+    tick_task = asyncio.ensure_future(ticker())
+    await store.save_suspended(run_row(1), [call_row(1)])
+    await tick_task
+    assert released.is_set() and ticks >= 10, "the loop kept running while the store waited for the lock"
+    assert (await store.get_run("run-000001")).status == "suspended"
+    await store.aclose()
+    other.close()
+
+
+async def test_full_synchronous_never_runs_inline(tmp_path):
+    store = SqliteStore(tmp_path / "w.db", synchronous="FULL")
+    await store.setup()
+    assert store._inline_db is None
+    with sqlite3.connect(tmp_path / "w.db") as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    await store.aclose()
