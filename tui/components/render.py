@@ -50,11 +50,11 @@ def render_chunk(chunk: Chunk) -> Text | None:
         return _line("→ call ", STYLES["tool-call"], safe_text(p.tool_name, "bold cyan", multiline=False),
                      " ", safe_text(_compact(p.args), STYLES["tool-call"], multiline=False))
     if t == "tool-call-approval":
-        return _line("⏸ approval needed: ", STYLES["approval"],
+        return _line("◆ approval needed: ", STYLES["approval"],
                      safe_text(p.tool_name, STYLES["approval"], multiline=False),
                      Text(_agent(p.agent_path) + f"  {p.fingerprint[:19]}…", style="yellow"))
     if t == "tool-call-suspended":
-        return _line("⏸ input needed: ", STYLES["suspended"],
+        return _line("◆ input needed: ", STYLES["suspended"],
                      safe_text(p.tool_name, STYLES["suspended"], multiline=False), " ",
                      safe_text(_compact(p.suspend_payload), "magenta", multiline=False))
     if t == "tool-result":

@@ -124,7 +124,7 @@ class RunScreen(Screen[None]):
     def show_call(self, call: PendingCall) -> None:
         """A call opened from storage (relaunch): list it and log it."""
         if self.pending.add_call(call):
-            label = Text("⏸ pending from store: ", style="bold yellow")
+            label = Text("◆ pending from store: ", style="bold yellow")
             label.append_text(safe_text(call.tool_name, "bold yellow", multiline=False))
             label.append(f"  run {call.run_id}", style="yellow")
             self.log_view.write_entry(label)
