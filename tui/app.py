@@ -20,7 +20,6 @@ from tui.backend import ConsoleBackend, PendingCall, RunStream
 from tui.messages import CallResolved, DecisionNeeded, OpenCall
 from tui.screens.approval import ApprovalDecision, ApprovalModal
 from tui.screens.error import ErrorModal
-from tui.screens.help import HelpScreen
 from tui.screens.picker import PendingPicker
 from tui.screens.resume_form import ResumeFormModal
 from tui.screens.run import RunScreen
@@ -249,6 +248,8 @@ class WardenApp(App[None]):
 
     # -- other actions -------------------------------------------------------------------------
     def action_help(self) -> None:
+        from tui.screens.help import HelpScreen  # rich.table only when asked
+
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
 

@@ -120,3 +120,22 @@ def test_app_option_loads_a_user_runtime(db_path):
     result = warden("runs", "list", "--app", "tests.console.app_fixture:runtime", db=db_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "no pending runs"
+
+
+def test_unknown_model_provider_is_a_one_line_error(db_path):
+    result = warden("--model", "nope/x", "runs", "show", "r1", db=db_path)
+    assert result.returncode == 1
+    assert result.stderr.startswith("warden: PROVIDER_CONFIG_ERROR") and result.stderr.count("\n") == 1
+
+
+def test_model_option_puts_a_real_model_behind_the_demo_agents(db_path):
+    from tui.backend import LocalBackend
+    from tui.cli import Settings, load_runtime
+
+    runtime, label = load_runtime(Settings(db=db_path, model="ollama/llama3.2"))
+    agents = LocalBackend(runtime).list_agents()
+    assert label == str(db_path)
+    assert [a.id for a in agents] == ["ops", "supervisor"]
+    assert all(not a.is_demo and "llama3.2" in a.model_id for a in agents)
+    demo, _ = load_runtime(Settings(db=db_path))
+    assert all(a.is_demo and a.model_id == "demo" for a in LocalBackend(demo).list_agents())
