@@ -169,3 +169,39 @@ async def test_chunk_log_batches_writes_and_bounds_lines():
         log.write_entry("[@click=app.quit]x[/] \x1b[2J")
         log.flush()
         assert log.plain_lines()[-1] == "[@click=app.quit]x[/] \\x1b[2J"
+
+
+async def test_two_gated_calls_of_one_step_get_one_dialog_each(tmp_path):
+    from pydantic import BaseModel
+
+    class Input(BaseModel):
+        record_id: str
+
+    def model(messages, info):
+        if messages[-1].role == "tool":
+            results = [m.content for m in messages if m.role == "tool"]
+            return f"results: {' | '.join(results)}"
+        return ModelResponse(tool_calls=[ToolCall("delete", {"record_id": "a"}, id="c1"),
+                                         ToolCall("delete", {"record_id": "b"}, id="c2")])
+
+    async def delete(input, ctx):
+        return {"deleted": input.record_id}
+
+    tool = create_tool(id="delete", input_schema=Input, execute=delete, require_approval=True)
+    agent = Agent(id="multi", name="Multi", model=FunctionModel(model), tools={"delete": tool})
+    runtime = Runtime(agents={"multi": agent}, storage=SqliteStore(tmp_path / "w.db"))
+    app = WardenApp(LocalBackend(runtime), approval_guard=0, picker_refresh=0, status_refresh=0, cursor_blink=False)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await pilot.press(*"go", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), "first dialog")
+        assert app.screen.call.tool_call_id == "c1"
+        await wait_for(pilot, lambda: len(app.run_screen.pending.calls) == 2, "both calls listed")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal) and app.screen.call.tool_call_id == "c2",
+                       "second dialog")
+        await pilot.press("n")
+        await pilot.press(*"not b", "enter")
+        await wait_for(pilot, lambda: "results:" in log_text(app), "model called once both are decided")
+        text = log_text(app)
+        assert 'results: {"deleted": "a"} | "not b"' in text  # tool results in the model's call order
+        assert not app.run_screen.pending.calls

@@ -23,7 +23,7 @@ from textual.widgets import Button, Footer, Input, Select, Static, Switch
 from agent_core.errors import WardenError
 from tui import keymap
 from tui.backend import PendingCall
-from tui.untrusted import json_text, safe_text
+from tui.untrusted import json_text, safe_text, scan, summarize
 
 _MISSING = object()
 
@@ -135,6 +135,9 @@ class ResumeFormModal(ModalScreen[Any]):
                 title.append(f"  ({' > '.join(call.agent_path)})", style="dim")
             yield Static(title, id="dialog-title")
             yield Static(question_of(call.suspend_payload), id="question")
+            findings = scan({"tool": call.tool_name, "args": call.args, "question": call.suspend_payload})
+            if findings:
+                yield Static(Text("⚠ " + summarize(findings), style="bold red"), id="hidden-warning")
             with VerticalScroll(id="form-fields"):
                 for f in self.fields:
                     label = safe_text(f.title, "bold", multiline=False)

@@ -34,7 +34,7 @@ class RunScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="top-bar"):
-            options = [(Text(f"{a.id} · {a.name}"), a.id) for a in self.agents]
+            options = [(safe_text(f"{a.id} · {a.name}", multiline=False), a.id) for a in self.agents]
             yield Select(options, value=self.agents[0].id if self.agents else Select.NULL, allow_blank=False,
                          id="agent-picker")
             yield Input(placeholder="Ask the agent… (enter to send)", id="prompt")
