@@ -51,6 +51,13 @@ async def wait_for(pilot, predicate: Callable[[], object], what: str, limit: int
     raise AssertionError(f"never happened: {what}")
 
 
+async def type_prompt(pilot, text: str) -> None:
+    """Type into the prompt once it has the focus (keys sent before that would go nowhere)."""
+    app = pilot.app
+    await wait_for(pilot, lambda: app.focused is not None and app.focused.id == "prompt", "prompt focused")
+    await pilot.press(*text, "enter")
+
+
 async def suspend_runs(db_path: Path, prompts: list[tuple[str, str]]) -> list[str]:
     """Start runs on the demo runtime (in this process) and return their run ids; they stay pending."""
     runtime = demo_runtime(db_path)
@@ -70,4 +77,5 @@ def log_text(app: WardenApp) -> str:
     return log.plain
 
 
-__all__ = ["FakeClock", "asyncio", "demo_app", "demo_runtime", "log_text", "suspend_runs", "wait_for"]
+__all__ = ["FakeClock", "asyncio", "demo_app", "demo_runtime", "log_text", "suspend_runs", "type_prompt",
+           "wait_for"]

@@ -6,6 +6,7 @@ import inspect
 
 from rich.text import Text
 from textual.binding import Binding
+from textual.command import CommandList, CommandPalette
 from textual.widgets import Static
 
 import tui.screens.approval
@@ -17,7 +18,7 @@ import tui.screens.run
 from agent_core import Agent, Runtime, create_tool
 from agent_core.models import FunctionModel, ModelResponse, ToolCall
 from storage import SqliteStore
-from tests.console.conftest import demo_app, log_text, suspend_runs, wait_for
+from tests.console.conftest import demo_app, log_text, suspend_runs, type_prompt, wait_for
 from tests.console.fakes import NOW, FakeBackend
 from tui import keymap
 from tui.app import WardenApp
@@ -77,8 +78,12 @@ async def test_command_palette_opens_pending_runs(db_path):
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert {"New run", "Open pending runs", "Approve focused call", "Decline focused call"} <= set(titles)
         await pilot.press("ctrl+p")
+        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), "palette")
         await pilot.press(*"open pending")
-        await pilot.pause(0.3)
+        commands = app.screen.query_one(CommandList)
+        await wait_for(pilot, lambda: commands.option_count >= 1
+                       and "Open pending runs" in str(commands.get_option_at_index(0).prompt)
+                       and commands.highlighted == 0, "matching command listed")
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, PendingPicker), "picker from the palette")
 
@@ -126,7 +131,7 @@ async def test_hostile_args_are_shown_as_escapes_and_never_reach_the_terminal(tm
     runtime = Runtime(agents={"evil": agent}, storage=SqliteStore(tmp_path / "w.db"))
     app = WardenApp(LocalBackend(runtime), approval_guard=0, picker_refresh=0, status_refresh=0, cursor_blink=False)
     async with app.run_test(size=(110, 40)) as pilot:
-        await pilot.press(*"go", "enter")
+        await type_prompt(pilot, "go")
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), "dialog")
         modal = app.screen
         warning = str(modal.query_one("#hidden-warning", Static).render())
@@ -192,7 +197,7 @@ async def test_two_gated_calls_of_one_step_get_one_dialog_each(tmp_path):
     runtime = Runtime(agents={"multi": agent}, storage=SqliteStore(tmp_path / "w.db"))
     app = WardenApp(LocalBackend(runtime), approval_guard=0, picker_refresh=0, status_refresh=0, cursor_blink=False)
     async with app.run_test(size=(110, 40)) as pilot:
-        await pilot.press(*"go", "enter")
+        await type_prompt(pilot, "go")
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), "first dialog")
         assert app.screen.call.tool_call_id == "c1"
         await wait_for(pilot, lambda: len(app.run_screen.pending.calls) == 2, "both calls listed")

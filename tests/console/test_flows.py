@@ -9,7 +9,7 @@ from pathlib import Path
 
 from textual.widgets import DataTable, Input, Static
 
-from tests.console.conftest import FakeClock, demo_app, demo_runtime, log_text, suspend_runs, wait_for
+from tests.console.conftest import FakeClock, demo_app, demo_runtime, log_text, suspend_runs, type_prompt, wait_for
 from tui.demo.agents import list_records, records_path
 from tui.screens.approval import ApprovalModal
 from tui.screens.picker import PendingPicker
@@ -27,8 +27,7 @@ async def pending_total(db_path: Path) -> int:
 async def test_approve_flow_runs_the_tool(db_path):
     app = demo_app(db_path)
     async with app.run_test(size=SIZE) as pilot:
-        assert app.focused is not None and app.focused.id == "prompt"
-        await pilot.press(*"delete record abc-123", "enter")
+        await type_prompt(pilot, "delete record abc-123")
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), "approval dialog")
         modal = app.screen
         assert modal.call.tool_name == "delete_record" and modal.call.args == {"record_id": "abc-123"}
@@ -45,7 +44,7 @@ async def test_approve_flow_runs_the_tool(db_path):
 async def test_decline_with_reason_reaches_the_model(db_path):
     app = demo_app(db_path)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press(*"send an email to x@y.z saying hello", "enter")
+        await type_prompt(pilot, "send an email to x@y.z saying hello")
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), "approval dialog")
         await pilot.press("n")
         reason = app.screen.query_one("#reason", Input)
@@ -62,7 +61,7 @@ async def test_keys_are_ignored_right_after_the_dialog_opens(db_path):
     clock = FakeClock()
     app = demo_app(db_path, approval_guard=0.3, clock=clock)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press(*"delete record abc-125", "enter")
+        await type_prompt(pilot, "delete record abc-125")
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), "approval dialog")
         await pilot.press("y", "enter", "n")  # typeahead within the guard interval
         await pilot.pause()
@@ -76,7 +75,7 @@ async def test_keys_are_ignored_right_after_the_dialog_opens(db_path):
 async def test_form_shows_validation_error_then_submits(db_path):
     app = demo_app(db_path)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press(*"what's the weather", "enter")
+        await type_prompt(pilot, "what's the weather")
         await wait_for(pilot, lambda: isinstance(app.screen, ResumeFormModal), "input form")
         form = app.screen
         assert "Which city" in str(form.query_one("#question", Static).render())
@@ -85,7 +84,9 @@ async def test_form_shows_validation_error_then_submits(db_path):
         error = form.query_one("#error-city", Static)
         await wait_for(pilot, lambda: "required" in str(error.render()).lower(), "inline error on city")
         assert app.screen is form  # still pending, still open
-        form.query_one("#field-city", Input).focus()
+        city = form.query_one("#field-city", Input)
+        city.focus()
+        await wait_for(pilot, lambda: app.focused is city, "city focused")
         await pilot.press(*"Paris")
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: "get_weather returned city=Paris" in log_text(app), "resumed tool result")
@@ -96,7 +97,7 @@ async def test_form_shows_validation_error_then_submits(db_path):
 async def test_relaunch_resumes_a_run_suspended_by_an_earlier_app(db_path):
     first = demo_app(db_path)
     async with first.run_test(size=SIZE) as pilot:
-        await pilot.press(*"delete record def-200", "enter")
+        await type_prompt(pilot, "delete record def-200")
         await wait_for(pilot, lambda: isinstance(first.screen, ApprovalModal), "approval dialog")
         await pilot.press("escape")  # leave it pending and quit
         await wait_for(pilot, lambda: not isinstance(first.screen, ApprovalModal), "dialog closed")
@@ -104,9 +105,10 @@ async def test_relaunch_resumes_a_run_suspended_by_an_earlier_app(db_path):
 
     second = demo_app(db_path)
     async with second.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: isinstance(second.screen, PendingPicker), "picker on relaunch")
-        table = second.screen.query_one(DataTable)
-        await wait_for(pilot, lambda: table.row_count == 1, "one pending row")
+        await wait_for(pilot, lambda: isinstance(second.screen, PendingPicker) and second.screen.loads >= 1,
+                       "picker on relaunch")
+        picker = second.screen
+        assert len(picker.calls) == 1 and picker.query_one(DataTable).row_count == 1
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(second.screen, ApprovalModal), "dialog of the stored run")
         assert second.screen.call.args == {"record_id": "def-200"}
@@ -156,8 +158,7 @@ async def test_supervisor_sub_agent_approval_shows_the_agent_path(db_path):
     app = demo_app(db_path)
     async with app.run_test(size=SIZE) as pilot:
         app.run_screen.query_one("#agent-picker").value = "supervisor"
-        app.run_screen.query_one("#prompt", Input).focus()
-        await pilot.press(*"find user 12345", "enter")
+        await type_prompt(pilot, "find user 12345")
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), "approval dialog")
         assert app.screen.call.agent_path == ("supervisor", "data-agent")
         assert "supervisor > data-agent" in str(app.screen.query_one("#agent-path", Static).render())
@@ -168,9 +169,9 @@ async def test_supervisor_sub_agent_approval_shows_the_agent_path(db_path):
 async def test_refund_policy_gates_only_large_amounts(db_path):
     app = demo_app(db_path)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press(*"refund order ord-1 for 50", "enter")
+        await type_prompt(pilot, "refund order ord-1 for 50")
         await wait_for(pilot, lambda: "status=issued" in log_text(app), "small refund ran without approval")
         assert not isinstance(app.screen, ApprovalModal)
-        await pilot.press(*"refund order ord-1042 for 250", "enter")
+        await type_prompt(pilot, "refund order ord-1042 for 250")
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), "large refund needs approval")
         assert app.screen.call.args == {"order_id": "ord-1042", "amount": 250}

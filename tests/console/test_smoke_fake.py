@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.console.conftest import wait_for
+from tests.console.conftest import type_prompt, wait_for
 from tests.console.fakes import FP, NOW, FakeBackend, sample_pending
 from tui.app import WardenApp
 from tui.screens.approval import ApprovalModal
@@ -18,7 +18,7 @@ async def test_approve_sends_the_fingerprint_that_was_shown():
     backend = FakeBackend()
     app = make_app(backend)
     async with app.run_test(size=(120, 36)) as pilot:
-        await pilot.press(*"delete record abc-123", "enter")
+        await type_prompt(pilot, "delete record abc-123")
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), "approval dialog")
         assert app.screen.call.fingerprint == FP
         await pilot.press("y")
@@ -30,7 +30,7 @@ async def test_escape_leaves_the_call_pending():
     backend = FakeBackend()
     app = make_app(backend)
     async with app.run_test(size=(120, 36)) as pilot:
-        await pilot.press(*"delete record abc-123", "enter")
+        await type_prompt(pilot, "delete record abc-123")
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), "approval dialog")
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, ApprovalModal), "dialog closed")
