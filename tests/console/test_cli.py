@@ -139,3 +139,11 @@ def test_model_option_puts_a_real_model_behind_the_demo_agents(db_path):
     assert all(not a.is_demo and "llama3.2" in a.model_id for a in agents)
     demo, _ = load_runtime(Settings(db=db_path))
     assert all(a.is_demo and a.model_id == "demo" for a in LocalBackend(demo).list_agents())
+
+
+def test_headless_modules_import_without_textual():
+    code = ("import sys, tui, tui.cli, tui.backend, tui.untrusted, tui.headless, tui.formatting, tui.demo.agents, "
+            "tui.demo.model; bad = sorted(m for m in sys.modules if m == 'textual' or m.startswith('textual.')); "
+            "print(bad); sys.exit(1 if bad else 0)")
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -175,3 +175,36 @@ async def test_refund_policy_gates_only_large_amounts(db_path):
         await type_prompt(pilot, "refund order ord-1042 for 250")
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), "large refund needs approval")
         assert app.screen.call.args == {"order_id": "ord-1042", "amount": 250}
+
+
+async def test_picker_pages_through_many_pending_runs(db_path):
+    """1,000 pending runs: the picker holds one page of rows and pages with the indexed query."""
+    import dataclasses
+
+    [run_id] = await suspend_runs(db_path, [("ops", "delete record abc-123")])
+    async with demo_runtime(db_path) as runtime:
+        store = runtime.store
+        run = await store.get_run(run_id)
+        calls = await store.get_calls(run_id)
+        for i in range(999):
+            rid = f"copy-{i:04d}"
+            await store.save_suspended(dataclasses.replace(run, run_id=rid, suspended_at=run.suspended_at - 1 - i),
+                                       [dataclasses.replace(c, run_id=rid) for c in calls])
+    app = demo_app(db_path, per_page=50, picker_refresh=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, PendingPicker) and app.screen.loads >= 1, "picker")
+        picker = app.screen
+        assert picker.total == 1000 and len(picker.calls) == 50
+        assert picker.query_one(DataTable).row_count == 50
+        assert f"{run_id}:call_0_0" in picker.calls  # newest first
+        for _ in range(19):
+            loads = picker.loads
+            await pilot.press("right_square_bracket")
+            await wait_for(pilot, lambda loads=loads: picker.loads > loads, "next page")
+        assert picker.page == 19 and "copy-0998:call_0_0" in picker.calls  # the oldest
+        assert "page 20/20" in str(picker.query_one("#picker-status").render())
+        loads = picker.loads
+        await pilot.press("right_square_bracket")  # already on the last page: nothing to load
+        await pilot.press("left_square_bracket")
+        await wait_for(pilot, lambda: picker.loads > loads, "previous page")
+        assert picker.page == 18
