@@ -83,7 +83,10 @@ def load_runtime(settings: Settings) -> tuple[Any, str]:
         from agent_core import Runtime
 
         if not isinstance(obj, Runtime) and callable(obj):
-            obj = obj()
+            try:
+                obj = obj()
+            except TypeError as error:
+                raise CliError(f"--app {settings.app!r}: calling {attr or 'runtime'}() failed: {error}") from error
         if not isinstance(obj, Runtime):
             raise CliError(f"--app {settings.app!r} is a {type(obj).__name__}, not an agent_core.Runtime")
         store = obj.store
@@ -374,8 +377,32 @@ def _fast_runs_list(argv: list[str]) -> bool:
     return True
 
 
+def _fast_console(argv: list[str]) -> bool:
+    """``warden [--db P] [--app M:A] [--model S]``: open the console without typer's start-up cost."""
+    import argparse
+
+    if any(not a.startswith("--") for a in argv[::2]) or any(a in ("--help", "--version") for a in argv):
+        return False
+    parser = argparse.ArgumentParser(add_help=False, exit_on_error=False, allow_abbrev=False)
+    parser.add_argument("--db", type=Path)
+    parser.add_argument("--app", dest="app_spec")
+    parser.add_argument("--model")
+    try:
+        ns, rest = parser.parse_known_args(argv)
+    except (argparse.ArgumentError, SystemExit):
+        return False
+    if rest:
+        return False
+    try:
+        run_console(Settings(db=ns.db, app=ns.app_spec, model=ns.model))
+    except typer.Exit as exit_:
+        sys.exit(exit_.exit_code)
+    return True
+
+
 def main() -> None:
-    if _fast_runs_list(sys.argv[1:]):
+    argv = sys.argv[1:]
+    if _fast_runs_list(argv) or _fast_console(argv):
         return
     app(prog_name="warden")
 

@@ -147,3 +147,15 @@ def test_headless_modules_import_without_textual():
             "print(bad); sys.exit(1 if bad else 0)")
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_console_start_errors_are_one_line_before_any_ui(db_path):
+    bad_app = warden("--app", "no_such_module:runtime", db=db_path)
+    assert bad_app.returncode == 2 and bad_app.stderr.count("\n") == 1 and "cannot import" in bad_app.stderr
+    bad_model = warden("--db", str(db_path), "--model", "nope/x")
+    assert bad_model.returncode == 1 and bad_model.stderr.startswith("warden: PROVIDER_CONFIG_ERROR")
+    needs_args = warden("--app", "tests.console.app_fixture:build_demo_runtime", db=db_path)
+    assert needs_args.returncode == 2 and "calling build_demo_runtime() failed" in needs_args.stderr
+    not_runtime = warden("--app", "tests.console.app_fixture:DemoModel", db=db_path)
+    assert not_runtime.returncode == 2 and "is a DemoModel, not an agent_core.Runtime" in not_runtime.stderr
+    assert not_runtime.stderr.count("\n") == 1
