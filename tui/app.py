@@ -24,6 +24,10 @@ from tui.screens.picker import PendingPicker
 from tui.screens.resume_form import ResumeFormModal
 from tui.screens.run import RunScreen
 
+#: Error codes meaning a call is no longer pending (decided by someone else, or its run ended).
+GONE = frozenset({"AGENT_TOOL_CALL_ALREADY_DECIDED", "AGENT_RESUME_NO_SNAPSHOT_FOUND",
+                  "AGENT_RESUME_TOOL_CALL_NOT_SUSPENDED"})
+
 #: Chunks handled between two explicit yields to the event loop (keys stay responsive).
 YIELD_EVERY = 64
 
@@ -184,9 +188,6 @@ class WardenApp(App[None]):
                 return
 
     def _on_approval_closed(self, decision: ApprovalDecision | None) -> None:
-        self._dialog_closed_with(decision)
-
-    def _dialog_closed_with(self, decision: ApprovalDecision | None) -> None:
         if decision is not None and decision.action != "leave":
             self.decide(decision.call, approve=decision.action == "approve", reason=decision.reason,
                         fingerprint=decision.fingerprint)
@@ -206,10 +207,15 @@ class WardenApp(App[None]):
     def decide(self, call: PendingCall, *, approve: bool, reason: str | None = None,
                fingerprint: str | None = None) -> None:
         async def go() -> None:
-            if approve:
-                stream = await self.backend.approve(call.run_id, call.tool_call_id, fingerprint)
-            else:
-                stream = await self.backend.decline(call.run_id, call.tool_call_id, reason)
+            try:
+                if approve:
+                    stream = await self.backend.approve(call.run_id, call.tool_call_id, fingerprint)
+                else:
+                    stream = await self.backend.decline(call.run_id, call.tool_call_id, reason)
+            except WardenError as error:
+                if error.code in GONE:  # decided elsewhere, or the run ended: no longer ours to decide
+                    self.post_message(CallResolved(call.run_id, call.tool_call_id))
+                raise
             self.decisions += 1
             self.post_message(CallResolved(call.run_id, call.tool_call_id))
             await self.consume(stream)

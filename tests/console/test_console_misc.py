@@ -106,6 +106,7 @@ async def test_a_stale_decision_shows_an_error_modal(db_path):
         assert app.screen.code == "AGENT_TOOL_CALL_ALREADY_DECIDED"
         await pilot.press("enter")
         await wait_for(pilot, lambda: not isinstance(app.screen, ErrorModal), "error dismissed")
+        await wait_for(pilot, lambda: not app.run_screen.pending.calls, "stale call dropped from the panel")
 
 
 async def test_hostile_args_are_shown_as_escapes_and_never_reach_the_terminal(tmp_path):
