@@ -51,6 +51,13 @@ async def wait_for(pilot, predicate: Callable[[], object], what: str, limit: int
     raise AssertionError(f"never happened: {what}")
 
 
+def showing(app, screen_type) -> bool:
+    """The top screen is a ``screen_type`` and is composed (its widgets can be queried)."""
+    screen = app.screen
+    composed = bool(screen.query("#buttons, DataTable, #bindings"))
+    return isinstance(screen, screen_type) and screen.is_mounted and composed
+
+
 async def type_prompt(pilot, text: str) -> None:
     """Type into the prompt once it has the focus (keys sent before that would go nowhere)."""
     app = pilot.app
@@ -77,5 +84,5 @@ def log_text(app: WardenApp) -> str:
     return log.plain
 
 
-__all__ = ["FakeClock", "asyncio", "demo_app", "demo_runtime", "log_text", "suspend_runs", "type_prompt",
+__all__ = ["FakeClock", "asyncio", "demo_app", "demo_runtime", "log_text", "showing", "suspend_runs", "type_prompt",
            "wait_for"]

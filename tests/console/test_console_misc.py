@@ -18,7 +18,7 @@ import tui.screens.run
 from agent_core import Agent, Runtime, create_tool
 from agent_core.models import FunctionModel, ModelResponse, ToolCall
 from storage import SqliteStore
-from tests.console.conftest import demo_app, log_text, suspend_runs, type_prompt, wait_for
+from tests.console.conftest import demo_app, log_text, showing, suspend_runs, type_prompt, wait_for
 from tests.console.fakes import NOW, FakeBackend
 from tui import keymap
 from tui.app import WardenApp
@@ -94,7 +94,7 @@ async def test_a_stale_decision_shows_an_error_modal(db_path):
     async with app.run_test(size=(110, 36)) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, PendingPicker) and app.screen.calls, "picker")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), "dialog")
+        await wait_for(pilot, lambda: showing(app, ApprovalModal), "dialog")
         # meanwhile another console approves it
         from tests.console.conftest import demo_runtime
 
@@ -133,7 +133,7 @@ async def test_hostile_args_are_shown_as_escapes_and_never_reach_the_terminal(tm
     app = WardenApp(LocalBackend(runtime), approval_guard=0, picker_refresh=0, status_refresh=0, cursor_blink=False)
     async with app.run_test(size=(110, 40)) as pilot:
         await type_prompt(pilot, "go")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), "dialog")
+        await wait_for(pilot, lambda: showing(app, ApprovalModal), "dialog")
         modal = app.screen
         warning = str(modal.query_one("#hidden-warning", Static).render())
         assert "\\u202e" in warning and "\\x1b" in warning
@@ -199,11 +199,11 @@ async def test_two_gated_calls_of_one_step_get_one_dialog_each(tmp_path):
     app = WardenApp(LocalBackend(runtime), approval_guard=0, picker_refresh=0, status_refresh=0, cursor_blink=False)
     async with app.run_test(size=(110, 40)) as pilot:
         await type_prompt(pilot, "go")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), "first dialog")
+        await wait_for(pilot, lambda: showing(app, ApprovalModal), "first dialog")
         assert app.screen.call.tool_call_id == "c1"
         await wait_for(pilot, lambda: len(app.run_screen.pending.calls) == 2, "both calls listed")
         await pilot.press("y")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal) and app.screen.call.tool_call_id == "c2",
+        await wait_for(pilot, lambda: showing(app, ApprovalModal) and app.screen.call.tool_call_id == "c2",
                        "second dialog")
         await pilot.press("n")
         await pilot.press(*"not b", "enter")

@@ -9,7 +9,16 @@ from pathlib import Path
 
 from textual.widgets import DataTable, Input, Static
 
-from tests.console.conftest import FakeClock, demo_app, demo_runtime, log_text, suspend_runs, type_prompt, wait_for
+from tests.console.conftest import (
+    FakeClock,
+    demo_app,
+    demo_runtime,
+    log_text,
+    showing,
+    suspend_runs,
+    type_prompt,
+    wait_for,
+)
 from tui.demo.agents import list_records, records_path
 from tui.screens.approval import ApprovalModal
 from tui.screens.picker import PendingPicker
@@ -28,7 +37,7 @@ async def test_approve_flow_runs_the_tool(db_path):
     app = demo_app(db_path)
     async with app.run_test(size=SIZE) as pilot:
         await type_prompt(pilot, "delete record abc-123")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), "approval dialog")
+        await wait_for(pilot, lambda: showing(app, ApprovalModal), "approval dialog")
         modal = app.screen
         assert modal.call.tool_name == "delete_record" and modal.call.args == {"record_id": "abc-123"}
         assert app.focused is not None and app.focused.id == "deny"  # Deny has the initial focus
@@ -45,7 +54,7 @@ async def test_decline_with_reason_reaches_the_model(db_path):
     app = demo_app(db_path)
     async with app.run_test(size=SIZE) as pilot:
         await type_prompt(pilot, "send an email to x@y.z saying hello")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), "approval dialog")
+        await wait_for(pilot, lambda: showing(app, ApprovalModal), "approval dialog")
         await pilot.press("n")
         reason = app.screen.query_one("#reason", Input)
         await wait_for(pilot, lambda: app.focused is reason, "reason input focused")
@@ -62,7 +71,7 @@ async def test_keys_are_ignored_right_after_the_dialog_opens(db_path):
     app = demo_app(db_path, approval_guard=0.3, clock=clock)
     async with app.run_test(size=SIZE) as pilot:
         await type_prompt(pilot, "delete record abc-125")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), "approval dialog")
+        await wait_for(pilot, lambda: showing(app, ApprovalModal), "approval dialog")
         await pilot.press("y", "enter", "n")  # typeahead within the guard interval
         await pilot.pause()
         assert isinstance(app.screen, ApprovalModal) and not app.screen.declining
@@ -76,7 +85,7 @@ async def test_form_shows_validation_error_then_submits(db_path):
     app = demo_app(db_path)
     async with app.run_test(size=SIZE) as pilot:
         await type_prompt(pilot, "what's the weather")
-        await wait_for(pilot, lambda: isinstance(app.screen, ResumeFormModal), "input form")
+        await wait_for(pilot, lambda: showing(app, ResumeFormModal), "input form")
         form = app.screen
         assert "Which city" in str(form.query_one("#question", Static).render())
         assert [f.name for f in form.fields] == ["city", "units"]
@@ -98,7 +107,7 @@ async def test_relaunch_resumes_a_run_suspended_by_an_earlier_app(db_path):
     first = demo_app(db_path)
     async with first.run_test(size=SIZE) as pilot:
         await type_prompt(pilot, "delete record def-200")
-        await wait_for(pilot, lambda: isinstance(first.screen, ApprovalModal), "approval dialog")
+        await wait_for(pilot, lambda: showing(first, ApprovalModal), "approval dialog")
         await pilot.press("escape")  # leave it pending and quit
         await wait_for(pilot, lambda: not isinstance(first.screen, ApprovalModal), "dialog closed")
     assert "def-200" in list_records(records_path(db_path))
@@ -110,7 +119,7 @@ async def test_relaunch_resumes_a_run_suspended_by_an_earlier_app(db_path):
         picker = second.screen
         assert len(picker.calls) == 1 and picker.query_one(DataTable).row_count == 1
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(second.screen, ApprovalModal), "dialog of the stored run")
+        await wait_for(pilot, lambda: showing(second, ApprovalModal), "dialog of the stored run")
         assert second.screen.call.args == {"record_id": "def-200"}
         await pilot.press("y")
         await wait_for(pilot, lambda: "deleted=True, record_id=def-200" in log_text(second), "resumed run")
@@ -159,7 +168,7 @@ async def test_supervisor_sub_agent_approval_shows_the_agent_path(db_path):
     async with app.run_test(size=SIZE) as pilot:
         app.run_screen.query_one("#agent-picker").value = "supervisor"
         await type_prompt(pilot, "find user 12345")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), "approval dialog")
+        await wait_for(pilot, lambda: showing(app, ApprovalModal), "approval dialog")
         assert app.screen.call.agent_path == ("supervisor", "data-agent")
         assert "supervisor > data-agent" in str(app.screen.query_one("#agent-path", Static).render())
         await pilot.press("y")
@@ -173,7 +182,7 @@ async def test_refund_policy_gates_only_large_amounts(db_path):
         await wait_for(pilot, lambda: "status=issued" in log_text(app), "small refund ran without approval")
         assert not isinstance(app.screen, ApprovalModal)
         await type_prompt(pilot, "refund order ord-1042 for 250")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), "large refund needs approval")
+        await wait_for(pilot, lambda: showing(app, ApprovalModal), "large refund needs approval")
         assert app.screen.call.args == {"order_id": "ord-1042", "amount": 250}
 
 

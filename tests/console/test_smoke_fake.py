@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.console.conftest import type_prompt, wait_for
+from tests.console.conftest import showing, type_prompt, wait_for
 from tests.console.fakes import FP, NOW, FakeBackend, sample_pending
 from tui.app import WardenApp
 from tui.screens.approval import ApprovalModal
@@ -19,7 +19,7 @@ async def test_approve_sends_the_fingerprint_that_was_shown():
     app = make_app(backend)
     async with app.run_test(size=(120, 36)) as pilot:
         await type_prompt(pilot, "delete record abc-123")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), "approval dialog")
+        await wait_for(pilot, lambda: showing(app, ApprovalModal), "approval dialog")
         assert app.screen.call.fingerprint == FP
         await pilot.press("y")
         await wait_for(pilot, lambda: any(c[0] == "approve" for c in backend.calls), "approve call")
@@ -31,13 +31,13 @@ async def test_escape_leaves_the_call_pending():
     app = make_app(backend)
     async with app.run_test(size=(120, 36)) as pilot:
         await type_prompt(pilot, "delete record abc-123")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), "approval dialog")
+        await wait_for(pilot, lambda: showing(app, ApprovalModal), "approval dialog")
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, ApprovalModal), "dialog closed")
         assert [c[0] for c in backend.calls] == ["start"]
         assert list(app.run_screen.pending.calls) == ["run-0001:call_0_0"]
         await pilot.press("f2")  # reopen from the pending panel
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), "dialog reopened")
+        await wait_for(pilot, lambda: showing(app, ApprovalModal), "dialog reopened")
 
 
 async def test_picker_lists_every_pending_call_and_pages():

@@ -7,7 +7,7 @@ Update them with ``pytest tests/console/test_snapshots.py --snapshot-update``.
 
 from __future__ import annotations
 
-from tests.console.conftest import wait_for
+from tests.console.conftest import showing, wait_for
 from tests.console.fakes import NOW, FakeBackend, approval_call, input_call, sample_pending
 from tui.app import WardenApp
 from tui.screens.approval import ApprovalModal
@@ -45,7 +45,7 @@ def test_run_screen_mid_stream(snap_compare):
 def _open(call):
     async def run_before(pilot):
         pilot.app.open_dialog(call)
-        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ApprovalModal | ResumeFormModal), "dialog")
+        await wait_for(pilot, lambda: showing(pilot.app, ApprovalModal | ResumeFormModal), "dialog")
 
     return run_before
 
@@ -63,7 +63,7 @@ def test_suspend_form_with_an_error(snap_compare):
     async def run_before(pilot):
         app = pilot.app
         app.open_dialog(input_call())
-        await wait_for(pilot, lambda: isinstance(app.screen, ResumeFormModal), "form")
+        await wait_for(pilot, lambda: showing(app, ResumeFormModal), "form")
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: "required" in str(app.screen.query_one("#error-city").render()), "error")
 
