@@ -211,3 +211,46 @@ async def test_two_gated_calls_of_one_step_get_one_dialog_each(tmp_path):
         text = log_text(app)
         assert 'results: {"deleted": "a"} | "not b"' in text  # tool results in the model's call order
         assert not app.run_screen.pending.calls
+
+
+def test_hostile_text_never_reaches_a_real_terminal(tmp_path):
+    """The console runs in a pty (real driver); every byte it writes is checked."""
+    import os
+    import pty
+    import re
+    import select
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    master, slave = pty.openpty()
+    marker = tmp_path / "marker"
+    env = {**os.environ, "TERM": "xterm-256color", "WARDEN_TTY_MARKER": str(marker)}
+    # Textual draws on stderr; all three streams are the pty, as in a real terminal.
+    proc = subprocess.Popen([sys.executable, "-m", "tests.console.hostile_tty_app"], cwd=root, env=env,
+                            stdin=slave, stdout=slave, stderr=slave)
+    os.close(slave)
+    out = bytearray()
+    while True:
+        ready, _, _ = select.select([master], [], [], 60)
+        if not ready:
+            proc.kill()
+            raise AssertionError("console did not finish")
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    proc.wait(timeout=60)
+    os.close(master)
+    assert proc.returncode == 0, out[-2000:].decode(errors="replace")
+    assert marker.read_text() == "STILL-RUNNING"  # [@click=app.quit] did not quit it
+    assert b"PWNED" in out  # the text was drawn...
+    own = re.sub(rb"\x1b\]22;[a-z-]*\x07", b"", bytes(out))  # Textual's own OSC 22 (pointer shape)
+    assert b"\x1b]" not in own and b"\x07" not in own  # ...and no agent text became an OSC (title) sequence
+    assert "\u202e".encode() not in out
+    assert out.count(b"\x1b[2J") <= 2  # only Textual's own screen clears (start/exit), none from the agent
+    assert b"\x1b[5m" not in out  # no blink from the tool name
