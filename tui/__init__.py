@@ -1,0 +1,1 @@
+"""Warden's console and CLI. Only ``tui.app`` and ``tui.screens``/``tui.components`` import textual."""

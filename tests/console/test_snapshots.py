@@ -1,0 +1,86 @@
+"""SVG snapshots of the main screens (pytest-textual-snapshot; sync tests by design).
+
+The scripted backend gives fixed run ids, fingerprints and times, the clock is
+frozen and the cursor does not blink, so the SVGs are identical run after run.
+Update them with ``pytest tests/console/test_snapshots.py --snapshot-update``.
+"""
+
+from __future__ import annotations
+
+from tests.console.conftest import showing, wait_for
+from tests.console.fakes import NOW, FakeBackend, approval_call, input_call, sample_pending
+from tui.app import WardenApp
+from tui.screens.approval import ApprovalModal
+from tui.screens.help import HelpScreen
+from tui.screens.picker import PendingPicker
+from tui.screens.resume_form import ResumeFormModal
+
+SIZE = (110, 34)
+HOSTILE_ARGS = {
+    "title": "\x1b]0;PWNED\x07",
+    "click": "[@click=app.quit]x[/]",
+    "var": "[$accent]x",
+    "rlo": "\u202e",
+}
+
+
+def make_app(backend: FakeBackend) -> WardenApp:
+    return WardenApp(backend, approval_guard=0, now=lambda: NOW, picker_refresh=0, status_refresh=0,
+                     cursor_blink=False)
+
+
+def test_run_screen_mid_stream(snap_compare):
+    backend = FakeBackend(hold_after=14)
+
+    async def run_before(pilot):
+        app = pilot.app
+        await wait_for(pilot, lambda: app.focused is not None and app.focused.id == "prompt", "prompt focused")
+        await pilot.press(*"delete record abc-123", "enter")
+        await wait_for(pilot, lambda: app.run_screen.chunks_seen == 14, "stream held mid-way")
+        app.run_screen.log_view.flush()
+
+    assert snap_compare(make_app(backend), terminal_size=SIZE, run_before=run_before)
+
+
+def _open(call):
+    async def run_before(pilot):
+        pilot.app.open_dialog(call)
+        await wait_for(pilot, lambda: showing(pilot.app, ApprovalModal | ResumeFormModal), "dialog")
+
+    return run_before
+
+
+def test_approval_modal(snap_compare):
+    assert snap_compare(make_app(FakeBackend()), terminal_size=SIZE, run_before=_open(approval_call()))
+
+
+def test_approval_modal_with_hostile_args(snap_compare):
+    call = approval_call(args=HOSTILE_ARGS, tool="delete_record\u202e")
+    assert snap_compare(make_app(FakeBackend()), terminal_size=SIZE, run_before=_open(call))
+
+
+def test_suspend_form_with_an_error(snap_compare):
+    async def run_before(pilot):
+        app = pilot.app
+        app.open_dialog(input_call())
+        await wait_for(pilot, lambda: showing(app, ResumeFormModal), "form")
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: "required" in str(app.screen.query_one("#error-city").render()), "error")
+
+    assert snap_compare(make_app(FakeBackend()), terminal_size=(110, 40), run_before=run_before)
+
+
+def test_relaunch_picker_with_several_runs(snap_compare):
+    async def run_before(pilot):
+        app = pilot.app
+        await wait_for(pilot, lambda: isinstance(app.screen, PendingPicker) and app.screen.loads >= 1, "picker")
+
+    assert snap_compare(make_app(FakeBackend(sample_pending())), terminal_size=SIZE, run_before=run_before)
+
+
+def test_help_screen(snap_compare):
+    async def run_before(pilot):
+        await pilot.press("f1")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, HelpScreen), "help")
+
+    assert snap_compare(make_app(FakeBackend()), terminal_size=(110, 44), run_before=run_before)

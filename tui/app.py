@@ -1,0 +1,291 @@
+"""The Warden approval console (Textual)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from textual.app import App, SystemCommand
+from textual.screen import Screen
+from textual.widgets import Input
+
+from agent_core.errors import WardenError
+from tui import keymap
+from tui.backend import ConsoleBackend, PendingCall, RunStream
+from tui.messages import CallResolved, DecisionNeeded, OpenCall
+from tui.screens.approval import ApprovalDecision, ApprovalModal
+from tui.screens.error import ErrorModal
+from tui.screens.picker import PendingPicker
+from tui.screens.resume_form import ResumeFormModal
+from tui.screens.run import RunScreen
+
+#: Error codes meaning a call is no longer pending (decided by someone else, or its run ended).
+GONE = frozenset({"AGENT_TOOL_CALL_ALREADY_DECIDED", "AGENT_RESUME_NO_SNAPSHOT_FOUND",
+                  "AGENT_RESUME_TOOL_CALL_NOT_SUSPENDED"})
+
+#: Chunks handled between two explicit yields to the event loop (keys stay responsive).
+YIELD_EVERY = 64
+
+
+class WardenApp(App[None]):
+    CSS_PATH = Path(__file__).with_name("app.tcss")
+    BINDINGS = keymap.APP
+    TITLE = "Warden"
+    SUB_TITLE = "approval console"
+
+    def __init__(
+        self,
+        backend: ConsoleBackend,
+        *,
+        approval_guard: float = 0.3,
+        clock: Callable[[], float] = time.monotonic,
+        now: Callable[[], datetime] | None = None,
+        picker_refresh: float = 2.0,
+        status_refresh: float = 2.0,
+        flush_interval: float = 1 / 20,
+        max_log_lines: int = 2000,
+        per_page: int = 50,
+        open_picker: bool = True,
+        close_backend: bool = True,
+        cursor_blink: bool = True,
+    ) -> None:
+        super().__init__()
+        self.backend = backend
+        self.approval_guard = approval_guard
+        self.clock = clock
+        self.now = now or (lambda: datetime.now(UTC))
+        self.picker_refresh = picker_refresh
+        self.status_refresh = status_refresh
+        self.flush_interval = flush_interval
+        self.max_log_lines = max_log_lines
+        self.per_page = per_page
+        self.open_picker = open_picker
+        self.close_backend = close_backend
+        self.cursor_blink = cursor_blink
+        self._dialog_queue: deque[PendingCall] = deque()
+        self._dialog_open: PendingCall | None = None
+        self.streams_done = 0
+        self.decisions = 0
+
+    # -- screens -------------------------------------------------------------------------------
+    def get_default_screen(self) -> Screen:
+        return RunScreen(self.backend.list_agents(), self.backend.store_label,
+                         flush_interval=self.flush_interval, max_log_lines=self.max_log_lines)
+
+    def apply_cursor_blink(self, screen: Screen) -> None:
+        """Inputs blink unless the app was made with ``cursor_blink=False`` (stable snapshots)."""
+        if not self.cursor_blink:
+            for widget in screen.query(Input):
+                widget.cursor_blink = False
+
+    @property
+    def run_screen(self) -> RunScreen:
+        return self.screen_stack[0]  # type: ignore[return-value]
+
+    def on_mount(self) -> None:
+        if self.status_refresh > 0:
+            self.set_interval(self.status_refresh, self.refresh_pending_count, name="pending-count")
+        self.call_after_refresh(self._startup)
+
+    def _startup(self) -> None:
+        self.run_backend(self._initial_check, "Could not read pending runs")
+
+    async def _initial_check(self) -> None:
+        total = await self._pending_total()
+        if total and self.open_picker:
+            self.action_open_pending()
+
+    async def on_unmount(self) -> None:
+        if self.close_backend:
+            await self.backend.aclose()
+
+    # -- one worker pattern: backend calls with errors to a modal -------------------------------
+    def run_backend(self, work: Callable[[], Awaitable[Any]], title: str) -> None:
+        """Run ``work()`` in a worker; a failure opens an error modal (``WardenError``: code + message)."""
+
+        async def guarded() -> None:
+            try:
+                await work()
+            except WardenError as error:
+                self.push_screen(ErrorModal(title, error.message or str(error), error.code))
+            except Exception as error:  # a worker must never take the console down
+                self.push_screen(ErrorModal(title, f"{type(error).__name__}: {error}"))
+
+        self.run_worker(guarded, group="backend", exit_on_error=False)
+
+    async def consume(self, stream: RunStream) -> None:
+        screen = self.run_screen
+        n = 0
+        async for chunk in stream.full_stream:
+            screen.handle_chunk(chunk)
+            n += 1
+            if n % YIELD_EVERY == 0:
+                await asyncio.sleep(0)
+        screen.run_ended(stream.run_id, getattr(stream, "status", None))
+        self.streams_done += 1
+        await self.refresh_pending_count_now()
+
+    async def _start_and_consume(self, start: Awaitable[RunStream]) -> None:
+        stream = await start
+        await self.consume(stream)
+
+    def start_run(self, agent_id: str, prompt: str) -> None:
+        self.run_screen.status.run_state = "starting"
+        self.run_backend(lambda: self._start_and_consume(self.backend.start_run(agent_id, prompt)),
+                         "Could not start the run")
+
+    # -- pending count -------------------------------------------------------------------------
+    async def _pending_total(self) -> int:
+        page = await self.backend.list_pending(page=0, per_page=1)
+        self.run_screen.status.pending = page.total
+        return page.total
+
+    async def refresh_pending_count_now(self) -> None:
+        try:
+            await self._pending_total()
+        except WardenError:
+            pass
+
+    def refresh_pending_count(self) -> None:
+        self.run_worker(self.refresh_pending_count_now, group="pending-count", exclusive=True,
+                        exit_on_error=False)
+
+    # -- dialogs -------------------------------------------------------------------------------
+    def on_decision_needed(self, message: DecisionNeeded) -> None:
+        if message.open_dialog:
+            self.open_dialog(message.call)
+
+    def on_open_call(self, message: OpenCall) -> None:
+        self.open_dialog(message.call)
+
+    def open_dialog(self, call: PendingCall) -> None:
+        if self._dialog_open is not None:
+            if call.key != self._dialog_open.key and all(c.key != call.key for c in self._dialog_queue):
+                self._dialog_queue.append(call)
+            return
+        self._dialog_open = call
+        if call.kind == "approval":
+            self.push_screen(ApprovalModal(call, guard_seconds=self.approval_guard, clock=self.clock),
+                             self._on_approval_closed)
+        else:
+            async def submit(data: dict[str, Any]) -> RunStream:
+                return await self.backend.resume(call.run_id, call.tool_call_id, data)
+
+            self.push_screen(ResumeFormModal(call, submit), self._on_form_closed)
+
+    def _dialog_closed(self) -> None:
+        self._dialog_open = None
+        pending = self.run_screen.pending.calls
+        while self._dialog_queue:
+            nxt = self._dialog_queue.popleft()
+            if nxt.key in pending:
+                self.open_dialog(nxt)
+                return
+
+    def _on_approval_closed(self, decision: ApprovalDecision | None) -> None:
+        if decision is not None and decision.action != "leave":
+            self.decide(decision.call, approve=decision.action == "approve", reason=decision.reason,
+                        fingerprint=decision.fingerprint)
+        self._dialog_closed()
+
+    def _on_form_closed(self, stream: RunStream | None) -> None:
+        call = self._dialog_open
+        if stream is not None and call is not None:
+            self.decisions += 1
+            self.post_message(CallResolved(call.run_id, call.tool_call_id))
+            self.run_backend(lambda: self.consume(stream), "The resumed run failed")
+        self._dialog_closed()
+
+    def on_call_resolved(self, message: CallResolved) -> None:
+        self.run_screen.pending.remove_call(message.run_id, message.tool_call_id)
+
+    def decide(self, call: PendingCall, *, approve: bool, reason: str | None = None,
+               fingerprint: str | None = None) -> None:
+        async def go() -> None:
+            try:
+                if approve:
+                    stream = await self.backend.approve(call.run_id, call.tool_call_id, fingerprint)
+                else:
+                    stream = await self.backend.decline(call.run_id, call.tool_call_id, reason)
+            except WardenError as error:
+                if error.code in GONE:  # decided elsewhere, or the run ended: no longer ours to decide
+                    self.post_message(CallResolved(call.run_id, call.tool_call_id))
+                raise
+            self.decisions += 1
+            self.post_message(CallResolved(call.run_id, call.tool_call_id))
+            await self.consume(stream)
+            if isinstance(self.screen, PendingPicker):
+                self.screen.reload()
+
+        verb = "approve" if approve else "decline"
+        self.run_backend(go, f"Could not {verb} {call.tool_name}")
+
+    def decide_from_list(self, call: PendingCall, *, approve: bool) -> None:
+        """``y``/``n`` in the picker: approve with the listed call's fingerprint, or decline."""
+        self.run_screen.show_call(call)
+        self.decide(call, approve=approve, fingerprint=call.fingerprint if approve else None)
+
+    # -- relaunch ------------------------------------------------------------------------------
+    def action_open_pending(self) -> None:
+        if isinstance(self.screen, PendingPicker):
+            return
+        self.push_screen(PendingPicker(per_page=self.per_page, refresh_interval=self.picker_refresh, now=self.now),
+                         self._on_picker_closed)
+
+    def _on_picker_closed(self, call: PendingCall | None) -> None:
+        if call is not None:
+            self.run_backend(lambda: self._open_run(call), "Could not open the run")
+
+    async def _open_run(self, call: PendingCall) -> None:
+        run = await self.backend.get_run(call.run_id)
+        screen = self.run_screen
+        for c in run.calls:
+            screen.show_call(c)
+        target = next((c for c in run.calls if c.tool_call_id == call.tool_call_id), None)
+        if target is None and run.calls:
+            target = run.calls[0]
+        if target is not None:
+            self.open_dialog(target)
+
+    # -- other actions -------------------------------------------------------------------------
+    def action_help(self) -> None:
+        from tui.screens.help import HelpScreen  # rich.table only when asked
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_new_run(self) -> None:
+        while len(self.screen_stack) > 1 and not isinstance(self.screen, ApprovalModal | ResumeFormModal):
+            self.pop_screen()
+        self.run_screen.new_run()
+
+    def focused_call(self) -> PendingCall | None:
+        if isinstance(self.screen, PendingPicker):
+            return self.screen.focused_call
+        return self.run_screen.pending.focused_call
+
+    def action_approve_focused(self) -> None:
+        call = self.focused_call()
+        if call is not None:
+            self.open_dialog(call)
+
+    def action_decline_focused(self) -> None:
+        call = self.focused_call()
+        if call is not None and call.kind == "approval":
+            self.decide(call, approve=False)
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield SystemCommand("New run", "Clear the log and focus the prompt", self.action_new_run)
+        yield SystemCommand("Open pending runs", "Runs waiting for a decision in the store",
+                            self.action_open_pending)
+        yield SystemCommand("Approve focused call", "Open the approval dialog of the highlighted call",
+                            self.action_approve_focused)
+        yield SystemCommand("Decline focused call", "Decline the highlighted call (no reason)",
+                            self.action_decline_focused)
+        yield SystemCommand("Help", "Show all key bindings", self.action_help)
+        yield from super().get_system_commands(screen)

@@ -1,0 +1,195 @@
+"""The console's only door to a runtime.
+
+Screens and widgets talk to a ``ConsoleBackend``; ``LocalBackend`` wraps an
+in-process ``Runtime``. A remote backend (HTTP, ``warden --server URL``) will
+implement the same small protocol. The value types here are plain dataclasses
+so the console does not depend on the runtime's internal classes, and can be
+built from a live chunk or from a stored run alike.
+
+No textual import here: the headless CLI uses this module too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from agent_core.chunks import Chunk
+
+Kind = Literal["approval", "input"]
+
+
+@dataclass(frozen=True)
+class AgentInfo:
+    """One agent of the runtime, as the picker shows it. ``id`` is the registry key."""
+
+    id: str
+    name: str
+    model_id: str
+    is_demo: bool
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class PendingCall:
+    """A tool call waiting for a person: an approval (``kind="approval"``) or resume data (``"input"``)."""
+
+    run_id: str
+    tool_call_id: str
+    tool_name: str
+    args: dict[str, Any]
+    kind: Kind
+    fingerprint: str | None = None
+    suspend_payload: Any = None
+    resume_schema: dict[str, Any] | None = None
+    agent_path: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return f"{self.run_id}:{self.tool_call_id}"
+
+    @classmethod
+    def from_chunk(cls, chunk: Chunk) -> PendingCall:
+        """From a ``tool-call-approval`` or ``tool-call-suspended`` chunk."""
+        p: Any = chunk.payload
+        if chunk.type == "tool-call-approval":
+            return cls(chunk.run_id, p.tool_call_id, p.tool_name, dict(p.args), "approval",
+                       fingerprint=p.fingerprint, resume_schema=p.resume_schema, agent_path=tuple(p.agent_path))
+        if chunk.type == "tool-call-suspended":
+            return cls(chunk.run_id, p.tool_call_id, p.tool_name, dict(p.args), "input",
+                       suspend_payload=p.suspend_payload, resume_schema=p.resume_schema,
+                       agent_path=tuple(p.agent_path))
+        raise ValueError(f"chunk {chunk.type!r} is not a pending decision")
+
+
+@dataclass(frozen=True)
+class PendingRun:
+    """A suspended run and its pending calls (newest storage state)."""
+
+    run_id: str
+    agent_id: str
+    thread_id: str | None
+    resource_id: str | None
+    suspended_at: datetime
+    calls: tuple[PendingCall, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class PendingPage:
+    runs: list[PendingRun]
+    total: int
+    page: int
+    per_page: int
+
+
+class RunStream(Protocol):
+    """What a started or resumed run gives back: its id, then chunks."""
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def full_stream(self) -> AsyncIterator[Chunk]: ...
+
+
+@runtime_checkable
+class ConsoleBackend(Protocol):
+    """Everything the console does with a runtime."""
+
+    #: Where pending runs live, for the status bar (a file path or a URL).
+    store_label: str
+
+    def list_agents(self) -> list[AgentInfo]: ...
+
+    async def start_run(self, agent_id: str, prompt: str, *, thread_id: str | None = None,
+                        resource_id: str | None = None) -> RunStream: ...
+
+    async def approve(self, run_id: str, tool_call_id: str, fingerprint: str | None) -> RunStream: ...
+
+    async def decline(self, run_id: str, tool_call_id: str, reason: str | None) -> RunStream: ...
+
+    async def resume(self, run_id: str, tool_call_id: str, data: dict[str, Any]) -> RunStream: ...
+
+    async def list_pending(self, *, page: int = 0, per_page: int = 50, agent_id: str | None = None,
+                           thread_id: str | None = None, resource_id: str | None = None) -> PendingPage: ...
+
+    async def get_run(self, run_id: str) -> PendingRun: ...
+
+    async def aclose(self) -> None: ...
+
+
+def _kind(call: Any) -> Kind:
+    return "approval" if getattr(call, "requires_approval", False) else "input"
+
+
+def pending_run_from_runtime(run: Any) -> PendingRun:
+    """Convert the runtime's ``SuspendedRun`` into the console's ``PendingRun``."""
+    suspended_at = run.suspended_at
+    if isinstance(suspended_at, int | float):
+        suspended_at = datetime.fromtimestamp(suspended_at, UTC)
+    elif isinstance(suspended_at, str):
+        suspended_at = datetime.fromisoformat(suspended_at)
+    if suspended_at.tzinfo is None:
+        suspended_at = suspended_at.replace(tzinfo=UTC)
+    calls = tuple(
+        PendingCall(
+            run_id=run.run_id, tool_call_id=c.tool_call_id, tool_name=c.tool_name, args=dict(c.args or {}),
+            kind=_kind(c), fingerprint=getattr(c, "fingerprint", None),
+            suspend_payload=getattr(c, "suspend_payload", None), resume_schema=getattr(c, "resume_schema", None),
+            agent_path=tuple(getattr(c, "agent_path", None) or ()),
+        )
+        for c in run.tool_calls
+    )
+    return PendingRun(run.run_id, run.agent_id, run.thread_id, run.resource_id, suspended_at, calls)
+
+
+class LocalBackend:
+    """A ``ConsoleBackend`` over an in-process ``agent_core.Runtime``."""
+
+    def __init__(self, runtime: Any, *, store_label: str | None = None) -> None:
+        self.runtime = runtime
+        if store_label is None:
+            store = getattr(runtime, "store", None)
+            path = getattr(store, "path", None)
+            store_label = str(path) if path is not None else type(store).__name__
+        self.store_label = store_label
+
+    def list_agents(self) -> list[AgentInfo]:
+        out = []
+        for key, agent in self.runtime.agents.items():
+            model = getattr(agent, "model", None)
+            out.append(AgentInfo(
+                id=key, name=getattr(agent, "name", key) or key,
+                model_id=getattr(model, "model_id", str(model)), is_demo=bool(getattr(model, "is_demo", False)),
+                description=getattr(agent, "description", "") or "",
+            ))
+        return out
+
+    async def start_run(self, agent_id: str, prompt: str, *, thread_id: str | None = None,
+                        resource_id: str | None = None) -> RunStream:
+        agent = self.runtime.get_agent(agent_id)
+        return await agent.stream(prompt, thread_id=thread_id, resource_id=resource_id)
+
+    async def approve(self, run_id: str, tool_call_id: str, fingerprint: str | None) -> RunStream:
+        return await self.runtime.approve_tool_call(run_id=run_id, tool_call_id=tool_call_id,
+                                                    fingerprint=fingerprint)
+
+    async def decline(self, run_id: str, tool_call_id: str, reason: str | None) -> RunStream:
+        return await self.runtime.decline_tool_call(run_id=run_id, tool_call_id=tool_call_id, reason=reason)
+
+    async def resume(self, run_id: str, tool_call_id: str, data: dict[str, Any]) -> RunStream:
+        return await self.runtime.resume_stream(data, run_id=run_id, tool_call_id=tool_call_id)
+
+    async def list_pending(self, *, page: int = 0, per_page: int = 50, agent_id: str | None = None,
+                           thread_id: str | None = None, resource_id: str | None = None) -> PendingPage:
+        result = await self.runtime.list_suspended_runs(agent_id=agent_id, thread_id=thread_id,
+                                                        resource_id=resource_id, page=page, per_page=per_page)
+        return PendingPage([pending_run_from_runtime(r) for r in result.runs], result.total, page, per_page)
+
+    async def get_run(self, run_id: str) -> PendingRun:
+        return pending_run_from_runtime(await self.runtime.get_suspended_run(run_id))
+
+    async def aclose(self) -> None:
+        await self.runtime.aclose()

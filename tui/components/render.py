@@ -1,0 +1,75 @@
+"""How each chunk type looks in the log: distinct styles, untrusted text never as markup."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+
+from agent_core.chunks import Chunk
+from tui.untrusted import safe_text, to_json
+
+STYLES = {
+    "run": "bold blue",
+    "tool-call": "cyan",
+    "approval": "bold yellow",
+    "suspended": "bold magenta",
+    "result": "green",
+    "result-error": "red",
+    "tool-error": "bold red",
+    "denied": "magenta",
+    "finish": "dim",
+    "error": "bold red",
+    "assistant": "",
+}
+
+
+def _compact(value: Any, limit: int = 400) -> str:
+    text = to_json(value, indent=None)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _line(prefix: str, style: str, *parts: Text | str) -> Text:
+    out = Text(prefix, style=style, end="")
+    for part in parts:
+        out.append_text(part) if isinstance(part, Text) else out.append(part, style=style)
+    return out
+
+
+def _agent(path: list[str] | tuple[str, ...]) -> str:
+    return f" [{' > '.join(path)}]" if len(path) > 1 else ""
+
+
+def render_chunk(chunk: Chunk) -> Text | None:
+    """A log entry for a non-text chunk (``None`` for chunks not shown)."""
+    p: Any = chunk.payload
+    t = chunk.type
+    if t == "start":
+        return _line(f"▶ run {chunk.run_id} ", STYLES["run"], safe_text(p.agent_id, STYLES["run"], multiline=False))
+    if t == "tool-call":
+        return _line("→ call ", STYLES["tool-call"], safe_text(p.tool_name, "bold cyan", multiline=False),
+                     " ", safe_text(_compact(p.args), STYLES["tool-call"], multiline=False))
+    if t == "tool-call-approval":
+        return _line("◆ approval needed: ", STYLES["approval"],
+                     safe_text(p.tool_name, STYLES["approval"], multiline=False),
+                     Text(_agent(p.agent_path) + f"  {p.fingerprint[:19]}…", style="yellow"))
+    if t == "tool-call-suspended":
+        return _line("◆ input needed: ", STYLES["suspended"],
+                     safe_text(p.tool_name, STYLES["suspended"], multiline=False), " ",
+                     safe_text(_compact(p.suspend_payload), "magenta", multiline=False))
+    if t == "tool-result":
+        style = STYLES["result-error"] if p.is_error else STYLES["result"]
+        return _line("✓ " if not p.is_error else "✗ ", style, safe_text(p.tool_name, "bold " + style, multiline=False),
+                     " → ", safe_text(_compact(p.result), style, multiline=False))
+    if t == "tool-error":
+        name = safe_text(p.tool_name, STYLES["tool-error"], multiline=False)
+        return _line("✗ tool error ", STYLES["tool-error"], name,
+                     ": ", safe_text(p.error, "red"))
+    if t == "tool-output-denied":
+        return _line("⊘ declined ", STYLES["denied"], safe_text(p.tool_name, "bold magenta", multiline=False),
+                     ": ", safe_text(p.reason, STYLES["denied"]))
+    if t == "finish":
+        return Text(f"■ finished ({p.finish_reason})", style=STYLES["finish"])
+    if t == "error":
+        return _line("✗ error: ", STYLES["error"], safe_text(p.error, "red"))
+    return None

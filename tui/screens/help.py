@@ -1,0 +1,43 @@
+"""All key bindings, from ``tui.keymap``."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from tui import keymap
+
+
+def bindings_table() -> Table:
+    table = Table(box=None, expand=True, show_header=True, header_style="bold", pad_edge=False)
+    table.add_column("Key", no_wrap=True, style="bold cyan")
+    table.add_column("Action")
+    table.add_column("Id", style="dim", no_wrap=True)
+    for title, bindings in keymap.SECTIONS:
+        table.add_row(Text(title, style="bold underline"), "", "")
+        for b in bindings:
+            keys = " / ".join(k.strip().replace("_square_bracket", " bracket") for k in b.key.split(","))
+            table.add_row(keys, b.description + (f" — {b.tooltip}" if b.tooltip else ""), b.id or "")
+        table.add_row("", "", "")
+    return table
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = keymap.HELP
+
+    def __init__(self) -> None:
+        super().__init__(classes="dialog-screen")
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="help"):
+            yield Static(Text("Key bindings", style="bold"), id="dialog-title")
+            with VerticalScroll():
+                yield Static(bindings_table(), id="bindings")
+            yield Static(Text("esc / f1 / q to close · ctrl+p opens the command palette", style="dim"))
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,240 @@
+"""The input form of a suspended tool, generated from its ``resume_schema`` (JSON Schema).
+
+Fields: string, integer, number (Input), boolean (Switch), enum (Select), with
+defaults, descriptions and required marks. The runtime validates the data
+before it resumes anything; its per-field errors are shown inline under each
+field and the call stays pending until a submission is accepted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, Footer, Input, Select, Static, Switch
+
+from agent_core.errors import WardenError
+from tui import keymap
+from tui.backend import PendingCall
+from tui.untrusted import json_text, safe_text, scan, summarize
+
+_MISSING = object()
+
+
+@dataclass
+class FormField:
+    name: str
+    kind: str  # "string" | "integer" | "number" | "boolean" | "enum"
+    required: bool
+    title: str
+    description: str = ""
+    default: Any = _MISSING
+    choices: list[Any] = field(default_factory=list)
+
+
+def _resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        target: Any = root
+        for part in ref[2:].split("/"):
+            target = target.get(part, {})
+        merged = dict(target)
+        merged.update({k: v for k, v in schema.items() if k != "$ref"})
+        return merged
+    return schema
+
+
+def fields_from_schema(schema: dict[str, Any] | None) -> list[FormField]:
+    """The form's fields, in the schema's property order."""
+    if not schema:
+        return []
+    required = set(schema.get("required", []))
+    out: list[FormField] = []
+    for name, raw in (schema.get("properties") or {}).items():
+        prop = _resolve(raw, schema)
+        options = prop.get("anyOf") or prop.get("oneOf")
+        if options:  # Optional[X] -> X; a union of consts -> enum
+            non_null = [_resolve(o, schema) for o in options if o.get("type") != "null"]
+            if all("const" in o for o in non_null):
+                prop = {**prop, "enum": [o["const"] for o in non_null]}
+            elif non_null:
+                prop = {**non_null[0], **{k: v for k, v in prop.items() if k not in ("anyOf", "oneOf")}}
+        if "const" in prop:
+            prop = {**prop, "enum": [prop["const"]]}
+        kind = "enum" if "enum" in prop else prop.get("type", "string")
+        if isinstance(kind, list):
+            kind = next((k for k in kind if k != "null"), "string")
+        if kind not in ("string", "integer", "number", "boolean", "enum"):
+            kind = "string"
+        out.append(FormField(
+            name=name, kind=kind, required=name in required, title=prop.get("title") or name,
+            description=prop.get("description", ""), default=prop.get("default", _MISSING),
+            choices=list(prop.get("enum", [])),
+        ))
+    return out
+
+
+def question_of(payload: Any) -> Text:
+    """The tool's question: a ``question``/``message``/``prompt`` string, else the payload as JSON."""
+    if isinstance(payload, dict):
+        for key in ("question", "message", "prompt", "reason"):
+            if isinstance(payload.get(key), str):
+                return safe_text(payload[key], "bold")
+    if isinstance(payload, str):
+        return safe_text(payload, "bold")
+    if payload is None:
+        return Text("The tool needs more data.", style="bold")
+    return json_text(payload)
+
+
+def errors_by_field(error: Exception) -> tuple[dict[str, str], str]:
+    """Map a ``ResumeDataInvalid``'s errors to ``{field: message}`` plus a general message."""
+    per_field: dict[str, str] = {}
+    general: list[str] = []
+    for item in getattr(error, "errors", None) or []:
+        loc = item.get("loc") if isinstance(item, dict) else getattr(item, "loc", None)
+        msg = item.get("msg") if isinstance(item, dict) else getattr(item, "msg", None)
+        msg = str(msg or item)
+        if loc:
+            key = str(next(iter(loc)))
+            per_field[key] = f"{per_field[key]}; {msg}" if key in per_field else msg
+        else:
+            general.append(msg)
+    if not per_field and not general:
+        general.append(getattr(error, "message", None) or str(error))
+    return per_field, "; ".join(general)
+
+
+Submit = Callable[[dict[str, Any]], Awaitable[Any]]
+
+
+class ResumeFormModal(ModalScreen[Any]):
+    """Dismisses with what ``submit`` returned (the resumed stream) or ``None`` (left pending)."""
+
+    BINDINGS = keymap.RESUME_FORM
+
+    def __init__(self, call: PendingCall, submit: Submit) -> None:
+        super().__init__(classes="dialog-screen")
+        self.call = call
+        self.submit = submit
+        self.fields = fields_from_schema(call.resume_schema)
+
+    def compose(self) -> ComposeResult:
+        call = self.call
+        with Vertical(id="dialog", classes="resume-form"):
+            title = Text("Input needed: ", style="bold")
+            title.append_text(safe_text(call.tool_name, "bold magenta", multiline=False))
+            if len(call.agent_path) > 1:
+                title.append(f"  ({' > '.join(call.agent_path)})", style="dim")
+            yield Static(title, id="dialog-title")
+            yield Static(question_of(call.suspend_payload), id="question")
+            findings = scan({"tool": call.tool_name, "args": call.args, "question": call.suspend_payload})
+            if findings:
+                yield Static(Text("⚠ " + summarize(findings), style="bold red"), id="hidden-warning")
+            with VerticalScroll(id="form-fields"):
+                for f in self.fields:
+                    label = safe_text(f.title, "bold", multiline=False)
+                    if f.required:
+                        label.append(" *", style="bold red")
+                    yield Static(label, classes="field-label")
+                    if f.description:
+                        yield Static(safe_text(f.description, "dim"), classes="field-description")
+                    yield self._widget_for(f)
+                    yield Static("", id=f"error-{f.name}", classes="field-error")
+            yield Static("", id="form-error", classes="field-error")
+            with Horizontal(id="buttons"):
+                yield Button(Content("Leave pending  [esc]"), id="leave")
+                yield Button(Content("Submit  [ctrl+s]"), id="submit", variant="primary")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.app.apply_cursor_blink(self)  # type: ignore[attr-defined]
+
+    def _widget_for(self, f: FormField):
+        wid = f"field-{f.name}"
+        default = None if f.default is _MISSING else f.default
+        if f.kind == "boolean":
+            return Switch(value=bool(default), id=wid)
+        if f.kind == "enum":
+            options = [(safe_text(str(c), multiline=False), c) for c in f.choices]
+            value = default if default in f.choices else (f.choices[0] if f.required and f.choices else Select.NULL)
+            return Select(options, value=value, allow_blank=not f.required, id=wid)
+        input_type = {"integer": "integer", "number": "number"}.get(f.kind, "text")
+        return Input(value="" if default is None else str(default), type=input_type, id=wid,
+                     placeholder=f.kind, select_on_focus=False)
+
+    def collect(self) -> dict[str, Any]:
+        """The data to send: empty inputs are omitted (defaults apply, or the runtime says it is required)."""
+        data: dict[str, Any] = {}
+        for f in self.fields:
+            widget = self.query_one(f"#field-{f.name}")
+            if isinstance(widget, Switch):
+                data[f.name] = widget.value
+            elif isinstance(widget, Select):
+                if widget.value is not Select.NULL:
+                    data[f.name] = widget.value
+            elif isinstance(widget, Input):
+                raw = widget.value
+                if raw.strip() == "":
+                    continue
+                if f.kind == "integer":
+                    try:
+                        data[f.name] = int(raw)
+                    except ValueError:
+                        data[f.name] = raw  # the runtime reports it inline
+                elif f.kind == "number":
+                    try:
+                        data[f.name] = float(raw)
+                    except ValueError:
+                        data[f.name] = raw
+                else:
+                    data[f.name] = raw
+        return data
+
+    def show_errors(self, per_field: dict[str, str], general: str = "") -> None:
+        known = {f.name for f in self.fields}
+        for f in self.fields:
+            self.query_one(f"#error-{f.name}", Static).update(
+                safe_text("✗ " + per_field[f.name], "red") if f.name in per_field else "")
+        extra = [f"{k}: {v}" for k, v in per_field.items() if k not in known]
+        message = "; ".join([general, *extra]).strip("; ")
+        self.query_one("#form-error", Static).update(safe_text("✗ " + message, "bold red") if message else "")
+
+    def action_submit(self) -> None:
+        self._submit(self.collect())
+
+    @work(exclusive=True, group="resume-form")
+    async def _submit(self, data: dict[str, Any]) -> None:
+        self.query_one("#submit", Button).disabled = True
+        try:
+            result = await self.submit(data)
+        except WardenError as error:
+            per_field, general = errors_by_field(error)
+            if not per_field and not general:
+                general = f"{error.code}: {error.message}"
+            self.show_errors(per_field, general if per_field else f"{error.code}: {general}")
+            return
+        finally:
+            self.query_one("#submit", Button).disabled = False
+        self.dismiss(result)
+
+    def action_leave(self) -> None:
+        self.dismiss(None)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_submit()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "submit":
+            self.action_submit()
+        else:
+            self.action_leave()

@@ -1,0 +1,147 @@
+"""Rendering of attacker-controlled text (tool names, args, payloads, model text).
+
+Everything here builds ``rich.text.Text`` objects, never markup strings, so
+``[@click=app.quit]`` or ``[$accent]`` stay literal. Characters that can act on
+the terminal or hide/reorder what the operator reads are replaced with a
+visible escape (``\\x1b``, ``\\u202e``, ``\\U000e0041``):
+
+* C0 and C1 control characters and DEL (ESC starts terminal sequences, 0x9b is
+  an 8-bit CSI), except newline and tab in multi-line text;
+* Unicode format characters (category Cf): bidi embeddings/overrides/isolates,
+  zero-width space/joiners, word joiner, BOM, soft hyphen, tag characters, ...;
+* line/paragraph separators (U+2028, U+2029) and lone surrogates.
+
+This module never imports textual: the headless CLI uses it too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # rich is imported lazily: the headless CLI only needs the escaping
+    from rich.text import Text
+
+#: Style of an escape sequence shown in place of a hidden character.
+ESCAPE_STYLE = "bold reverse red"
+
+# Unicode "Cf" (format) ranges, Unicode 15.1, plus Zl/Zp and surrogates.
+_FORMAT_RANGES = (
+    "\u00ad", "\u0600-\u0605", "\u061c", "\u06dd", "\u070f", "\u0890-\u0891", "\u08e2", "\u180e",
+    "\u200b-\u200f", "\u2028-\u202e", "\u2060-\u2064", "\u2066-\u206f", "\ufeff", "\ufff9-\ufffb",
+    "\U000110bd", "\U000110cd", "\U00013430-\U0001343f", "\U0001bca0-\U0001bca3",
+    "\U0001d173-\U0001d17a", "\U000e0001", "\U000e0020-\U000e007f", "\ud800-\udfff",
+)
+_CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f"  # all C0 but \t and \n, DEL, all C1
+
+_UNSAFE_MULTILINE = re.compile("[" + _CONTROLS + "".join(_FORMAT_RANGES) + "]")
+_UNSAFE_SINGLE_LINE = re.compile("[\t\n" + _CONTROLS + "".join(_FORMAT_RANGES) + "]")
+
+
+def _escape_char(ch: str) -> str:
+    code = ord(ch)
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
+
+
+def _pattern(multiline: bool) -> re.Pattern[str]:
+    return _UNSAFE_MULTILINE if multiline else _UNSAFE_SINGLE_LINE
+
+
+def find_unsafe(text: str, *, multiline: bool = True) -> list[str]:
+    """The escapes (``"\\x1b"``, ``"\\u202e"``) of the hidden characters in ``text``, in order."""
+    return [_escape_char(m.group()) for m in _pattern(multiline).finditer(text)]
+
+
+def escape_unsafe(text: str, *, multiline: bool = True) -> str:
+    """``text`` with every hidden or control character replaced by its visible escape."""
+    return _pattern(multiline).sub(lambda m: _escape_char(m.group()), text)
+
+
+def safe_text(text: Any, style: str = "", *, multiline: bool = True,
+              escape_style: str = ESCAPE_STYLE) -> Text:
+    """A ``Text`` showing ``text`` literally (no markup), hidden characters as styled escapes."""
+    from rich.text import Text
+
+    if not isinstance(text, str):
+        text = str(text)
+    out = Text(style=style, end="")
+    pos = 0
+    for m in _pattern(multiline).finditer(text):
+        if m.start() > pos:
+            out.append(text[pos:m.start()])
+        out.append(_escape_char(m.group()), style=escape_style)
+        pos = m.end()
+    if pos < len(text):
+        out.append(text[pos:])
+    out.expand_tabs(4)
+    return out
+
+
+def to_json(value: Any, *, indent: int | None = 2) -> str:
+    """JSON text of ``value`` as the model sent it (keys in their order, non-ASCII kept)."""
+    return json.dumps(value, indent=indent, ensure_ascii=False, default=str)
+
+
+_JSON_ESCAPE = re.compile(r"\\\\|\\u00[0-9a-f]{2}")
+
+
+def json_text(value: Any, *, style: str = "") -> Text:
+    """Pretty JSON of ``value`` as a ``Text``.
+
+    JSON itself writes C0 controls as ``\\u001b``; those escapes get the escape style too.
+    Everything JSON leaves raw (bidi, zero-width, C1, DEL) is escaped by ``safe_text``.
+    """
+    text = safe_text(to_json(value), style)
+    for m in _JSON_ESCAPE.finditer(text.plain):
+        if m.group() != "\\\\":  # an escaped backslash is text, not an escape
+            text.stylize(ESCAPE_STYLE, m.start(), m.end())
+    return text
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A hidden character found in a structured value: where (JSON-path-ish) and which escapes."""
+
+    path: str
+    escapes: tuple[str, ...]
+
+    def describe(self) -> str:
+        return f"{self.path}: {', '.join(self.escapes)}"
+
+
+def scan(value: Any, path: str = "$") -> list[Finding]:
+    """Walk ``value`` (dicts, lists, strings; keys too) and report every string with hidden characters."""
+    findings: list[Finding] = []
+    if isinstance(value, str):
+        found = find_unsafe(value, multiline=False)
+        if found:
+            findings.append(Finding(path, tuple(found)))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            key_s = str(key)
+            found = find_unsafe(key_s, multiline=False)
+            if found:
+                findings.append(Finding(f"{path} (key {escape_unsafe(key_s, multiline=False)})", tuple(found)))
+            findings.extend(scan(item, f"{path}.{escape_unsafe(key_s, multiline=False)}"))
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            findings.extend(scan(item, f"{path}[{index}]"))
+    return findings
+
+
+def summarize(findings: list[Finding]) -> str:
+    """One line for the modal's warning, ASCII only."""
+    escapes = sorted({e for f in findings for e in f.escapes})
+    count = sum(len(f.escapes) for f in findings)
+    where = ", ".join(f.path for f in findings[:4]) + (", ..." if len(findings) > 4 else "")
+    return f"{count} hidden/control character(s) shown as escapes ({' '.join(escapes)}) in {where}"
+
+
+__all__ = ["ESCAPE_STYLE", "Finding", "escape_unsafe", "find_unsafe", "json_text", "safe_text",
+           "scan", "summarize", "to_json"]
