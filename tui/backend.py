@@ -1,10 +1,11 @@
 """The console's only door to a runtime.
 
 Screens and widgets talk to a ``ConsoleBackend``; ``LocalBackend`` wraps an
-in-process ``Runtime``. A remote backend (HTTP, ``warden --server URL``) will
-implement the same small protocol. The value types here are plain dataclasses
-so the console does not depend on the runtime's internal classes, and can be
-built from a live chunk or from a stored run alike.
+in-process ``Runtime``; ``RemoteBackend`` talks to a Warden server over HTTP
+(``warden --server URL``) with the client SDK, through the same small protocol.
+The value types here are plain dataclasses so the console does not depend on
+the runtime's internal classes, and can be built from a live chunk or from a
+stored run alike.
 
 No textual import here: the headless CLI uses this module too.
 """
@@ -193,3 +194,80 @@ class LocalBackend:
 
     async def aclose(self) -> None:
         await self.runtime.aclose()
+
+
+class RemoteBackend:
+    """A ``ConsoleBackend`` over a Warden server: pending runs come from the server, decisions
+    go to it, streams are shown live (server-sent events).
+
+    Build it with ``await RemoteBackend.connect(url, token)``: the agent list is read once
+    there, because ``list_agents`` is synchronous. Decisions go to the route of the run's own
+    agent (learned from listings, or asked of the server with ``GET /api/suspended-runs/{id}``).
+    """
+
+    def __init__(self, client: Any, agents: list[AgentInfo] | None = None) -> None:
+        self.client = client
+        self.store_label = client.base_url
+        self._agents = list(agents or [])
+        self._run_agent: dict[str, str] = {}
+
+    @classmethod
+    async def connect(cls, base_url: str, token: str | None = None, **client_options: Any) -> RemoteBackend:
+        from client import WardenClient  # the HTTP client is only loaded when a server is used
+
+        client = WardenClient(base_url, token=token, **client_options)
+        try:
+            agents = await client.list_agents()
+        except BaseException:
+            await client.aclose()
+            raise
+        infos = [
+            AgentInfo(id=key, name=info.get("name") or key, model_id=info.get("modelId") or "remote",
+                      is_demo=bool(info.get("isDemo", False)), description=info.get("description") or "")
+            for key, info in agents.items()
+        ]
+        return cls(client, infos)
+
+    def list_agents(self) -> list[AgentInfo]:
+        return list(self._agents)
+
+    async def _agent_of(self, run_id: str) -> Any:
+        agent_id = self._run_agent.get(run_id)
+        if agent_id is None:
+            agent_id = (await self.client.get_suspended_run(run_id)).agent_id
+            self._run_agent[run_id] = agent_id
+        return self.client.agent(agent_id)
+
+    async def start_run(self, agent_id: str, prompt: str, *, thread_id: str | None = None,
+                        resource_id: str | None = None) -> RunStream:
+        stream = await self.client.agent(agent_id).stream(prompt, thread_id=thread_id, resource_id=resource_id)
+        self._run_agent[stream.run_id] = agent_id
+        return stream
+
+    async def approve(self, run_id: str, tool_call_id: str, fingerprint: str | None) -> RunStream:
+        agent = await self._agent_of(run_id)
+        return await agent.approve_tool_call(run_id=run_id, tool_call_id=tool_call_id, fingerprint=fingerprint)
+
+    async def decline(self, run_id: str, tool_call_id: str, reason: str | None) -> RunStream:
+        agent = await self._agent_of(run_id)
+        return await agent.decline_tool_call(run_id=run_id, tool_call_id=tool_call_id, reason=reason)
+
+    async def resume(self, run_id: str, tool_call_id: str, data: dict[str, Any]) -> RunStream:
+        agent = await self._agent_of(run_id)
+        return await agent.resume_stream(data, run_id=run_id, tool_call_id=tool_call_id)
+
+    async def list_pending(self, *, page: int = 0, per_page: int = 50, agent_id: str | None = None,
+                           thread_id: str | None = None, resource_id: str | None = None) -> PendingPage:
+        result = await self.client.list_suspended_runs(agent_id=agent_id, thread_id=thread_id,
+                                                       resource_id=resource_id, page=page, per_page=per_page)
+        for run in result.runs:
+            self._run_agent[run.run_id] = run.agent_id
+        return PendingPage([pending_run_from_runtime(r) for r in result.runs], result.total, page, per_page)
+
+    async def get_run(self, run_id: str) -> PendingRun:
+        run = await self.client.get_suspended_run(run_id)
+        self._run_agent[run_id] = run.agent_id
+        return pending_run_from_runtime(run)
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
