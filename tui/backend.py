@@ -196,12 +196,22 @@ class LocalBackend:
         await self.runtime.aclose()
 
 
+def _agent_infos(agents: dict[str, Any]) -> list[AgentInfo]:
+    """``GET /api/agents`` -> the console's agent list."""
+    return [
+        AgentInfo(id=key, name=info.get("name") or key, model_id=info.get("modelId") or "remote",
+                  is_demo=bool(info.get("isDemo", False)), description=info.get("description") or "")
+        for key, info in agents.items()
+    ]
+
+
 class RemoteBackend:
     """A ``ConsoleBackend`` over a Warden server: pending runs come from the server, decisions
     go to it, streams are shown live (server-sent events).
 
-    Build it with ``await RemoteBackend.connect(url, token)``: the agent list is read once
-    there, because ``list_agents`` is synchronous. Decisions go to the route of the run's own
+    Build it with ``await RemoteBackend.connect(url, token)`` (in a running loop) or
+    ``RemoteBackend.open(url, token)`` (before one, as the CLI does): the agent list is read
+    once there, because ``list_agents`` is synchronous. Decisions go to the route of the run's own
     agent (learned from listings, or asked of the server with ``GET /api/suspended-runs/{id}``).
     """
 
@@ -213,6 +223,7 @@ class RemoteBackend:
 
     @classmethod
     async def connect(cls, base_url: str, token: str | None = None, **client_options: Any) -> RemoteBackend:
+        """Build it inside a running event loop (the one the console will run in)."""
         from client import WardenClient  # the HTTP client is only loaded when a server is used
 
         client = WardenClient(base_url, token=token, **client_options)
@@ -221,12 +232,17 @@ class RemoteBackend:
         except BaseException:
             await client.aclose()
             raise
-        infos = [
-            AgentInfo(id=key, name=info.get("name") or key, model_id=info.get("modelId") or "remote",
-                      is_demo=bool(info.get("isDemo", False)), description=info.get("description") or "")
-            for key, info in agents.items()
-        ]
-        return cls(client, infos)
+        return cls(client, _agent_infos(agents))
+
+    @classmethod
+    def open(cls, base_url: str, token: str | None = None, **client_options: Any) -> RemoteBackend:
+        """Build it before any event loop runs (``warden --server URL``): the agent list is read
+        with a blocking request; the async client is bound to the console's loop on first use."""
+        from client import SyncWardenClient, WardenClient
+
+        with SyncWardenClient(base_url, token=token) as probe:
+            agents = probe.list_agents()
+        return cls(WardenClient(base_url, token=token, **client_options), _agent_infos(agents))
 
     def list_agents(self) -> list[AgentInfo]:
         return list(self._agents)

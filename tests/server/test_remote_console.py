@@ -87,10 +87,13 @@ async def test_connect_refuses_a_bad_token(server):
 
     with pytest.raises(Unauthorized):
         await RemoteBackend.connect(server.url, "wrong")
+    with pytest.raises(Unauthorized):
+        RemoteBackend.open(server.url, None)
 
 
 async def test_console_approves_on_a_remote_server(server, servers):
-    app = WardenApp(await RemoteBackend.connect(server.url, TOKEN), approval_guard=0, picker_refresh=0.1,
+    # built as the CLI builds it, before the console's loop uses it
+    app = WardenApp(RemoteBackend.open(server.url, TOKEN), approval_guard=0, picker_refresh=0.1,
                     status_refresh=0, cursor_blink=False)
     async with app.run_test(size=SIZE) as pilot:
         await type_prompt(pilot, "delete remote-1")
