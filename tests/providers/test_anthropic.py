@@ -156,7 +156,8 @@ async def test_non_retryable_error_status_names_the_cause(server: LoopbackServer
 def test_tool_errors_are_flagged_is_error() -> None:
     _, msgs = convert_messages([
         Message(role="user", content="go"),
-        Message(role="assistant", tool_calls=[ToolCall(name="t", args={}, id="a"), ToolCall(name="t", args={}, id="b")]),
+        Message(role="assistant", tool_calls=[ToolCall(name="t", args={}, id="a"),
+                                              ToolCall(name="t", args={}, id="b")]),
         Message(role="tool", content='{"error": "boom"}', tool_call_id="a", tool_status="error"),
         Message(role="tool", content='"no"', tool_call_id="b", tool_status="denied"),
     ])
