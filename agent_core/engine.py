@@ -78,12 +78,12 @@ class DelegateInput(BaseModel):
 def tool_message(call: CallState) -> Message:
     """The tool result the model sees, in the model's call order."""
     if call.result_kind == "denied":
-        content = json.dumps(call.reason or DECLINED_MESSAGE, ensure_ascii=False)
+        content, status = json.dumps(call.reason or DECLINED_MESSAGE, ensure_ascii=False), "denied"
     elif call.result_kind == "error":
-        content = json.dumps({"error": call.result}, ensure_ascii=False)
+        content, status = json.dumps({"error": call.result}, ensure_ascii=False), "error"
     else:
-        content = json.dumps(call.result, ensure_ascii=False)
-    return Message(role="tool", content=content, tool_call_id=call.id, name=call.name)
+        content, status = json.dumps(call.result, ensure_ascii=False), "ok"
+    return Message(role="tool", content=content, tool_call_id=call.id, name=call.name, tool_status=status)
 
 
 async def drive(agent: Agent, state: RunState, rt: RunContext) -> AsyncIterator[Chunk]:

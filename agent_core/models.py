@@ -43,13 +43,20 @@ class ToolCall(BaseModel):
 
 
 class Message(BaseModel):
-    """One conversation message. A tool result is ``role="tool"`` with JSON text ``content``."""
+    """One conversation message. A tool result is ``role="tool"`` with JSON text ``content``.
+
+    ``tool_status`` says what a tool result is: the tool's output (``"ok"``), an
+    error the model should see (``"error"``: bad arguments, an exception), or
+    the operator's refusal (``"denied"``, ``content`` is the reason). Providers
+    that can flag errors (Anthropic's ``is_error``) use it.
+    """
 
     role: Role
     content: str = ""
     tool_calls: list[ToolCall] = Field(default_factory=list)
     tool_call_id: str | None = None
     name: str | None = None
+    tool_status: Literal["ok", "error", "denied"] | None = None
 
 
 class Usage(BaseModel):

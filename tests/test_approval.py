@@ -121,6 +121,7 @@ async def test_decline_never_executes_and_model_sees_reason_or_default():
     assert log == [] and "archive it instead" in await declined.text()
     tool_msg = record[-1][-1]
     assert tool_msg.role == "tool" and tool_msg.tool_call_id == "c1" and "archive it instead" in tool_msg.content
+    assert tool_msg.tool_status == "denied"
 
     second = await agent.generate("delete k")
     res = await agent.decline_tool_call_generate(run_id=second.run_id)
@@ -255,7 +256,7 @@ async def test_invalid_args_and_unknown_tools_become_tool_errors_the_model_sees(
     assert "nope" in errors[1].error and "Available tools: t" in errors[1].error
     assert "id" in errors[2].error
     assert stream.status == "finished" and log == [] and "tool-call-approval" not in types(chunks)
-    assert len([m for m in record[-1] if m.role == "tool"]) == 3
+    assert [m.tool_status for m in record[-1] if m.role == "tool"] == ["error", "error", "error"]
 
 
 async def test_tool_exceptions_and_bad_outputs_are_reported_not_raised():

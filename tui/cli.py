@@ -189,7 +189,13 @@ def runs_list(
     per_page: Annotated[int, typer.Option("--per-page", min=1, max=1000)] = 50,
 ) -> None:
     """List runs waiting for a decision."""
-    settings = _merge(ctx, db, app_spec)
+    list_runs(_merge(ctx, db, app_spec), as_json=as_json, thread=thread, resource=resource, agent=agent,
+              page=page, per_page=per_page)
+
+
+def list_runs(settings: Settings, *, as_json: bool = False, thread: str | None = None, resource: str | None = None,
+              agent: str | None = None, page: int = 0, per_page: int = 50) -> None:
+    """``warden runs list``: store-only when no ``--app`` is given (no agents built)."""
 
     def emit(runs: list[dict[str, Any]], total: int) -> None:
         if as_json:
@@ -366,12 +372,9 @@ def _fast_runs_list(argv: list[str]) -> bool:
         return False
     if rest or ns.page < 0 or not 1 <= ns.per_page <= 1000:
         return False
-    root_db = None
-    ctx = typer.Context.__new__(typer.Context)  # a bare context: no root options to merge
-    ctx.obj = Settings(db=root_db)
     try:
-        runs_list(ctx, db=ns.db, app_spec=None, as_json=ns.as_json, thread=ns.thread, resource=ns.resource,
-                  agent=ns.agent, page=ns.page, per_page=ns.per_page)
+        list_runs(Settings(db=ns.db), as_json=ns.as_json, thread=ns.thread, resource=ns.resource, agent=ns.agent,
+                  page=ns.page, per_page=ns.per_page)
     except typer.Exit as exit_:
         sys.exit(exit_.exit_code)
     return True

@@ -65,8 +65,11 @@ def convert_messages(messages: list[Message]) -> tuple[str | None, list[dict[str
         blocks: list[dict[str, Any]] = []
         if m.role == "tool":
             role = "user"
-            blocks.append({"type": "tool_result", "tool_use_id": _tool_id(m.tool_call_id, "toolu_missing"),
-                           "content": m.content})
+            block = {"type": "tool_result", "tool_use_id": _tool_id(m.tool_call_id, "toolu_missing"),
+                     "content": m.content}
+            if m.tool_status == "error":
+                block["is_error"] = True
+            blocks.append(block)
         else:
             role = m.role
             if m.content:

@@ -48,6 +48,9 @@ async def test_runs_list_json_matches_the_runtime_listing(db_path):
         expected = await runtime.list_suspended_runs()
     assert listed["total"] == 3
     assert listed["runs"] == [r.model_dump(mode="json") for r in expected.runs]
+    # the same through typer (root option first, so the argparse fast path is not taken)
+    via_typer = warden("--db", str(db_path), "runs", "list", "--json")
+    assert via_typer.returncode == 0 and json.loads(via_typer.stdout) == listed
 
 
 async def test_runs_list_table_and_filters(db_path):

@@ -59,7 +59,7 @@ def test_answers_after_tool_results_including_a_declined_reason():
     ]
     assert model.respond(history, info()).text == "Done: delete_record returned deleted=True, record_id=abc-123"
     history[-1] = Message(role="tool", name="delete_record", tool_call_id="c1",
-                          content=json.dumps("wrong customer"))
+                          content=json.dumps("wrong customer"), tool_status="denied")
     text = model.respond(history, info()).text
     assert text == "I did not run delete_record: the operator declined. Reason: wrong customer"
 

@@ -151,3 +151,15 @@ async def test_non_retryable_error_status_names_the_cause(server: LoopbackServer
     assert "check the API key" in str(info.value)
     assert info.value.code == "MODEL_ERROR"
     assert len(server.requests) == 1
+
+
+def test_tool_errors_are_flagged_is_error() -> None:
+    _, msgs = convert_messages([
+        Message(role="user", content="go"),
+        Message(role="assistant", tool_calls=[ToolCall(name="t", args={}, id="a"),
+                                              ToolCall(name="t", args={}, id="b")]),
+        Message(role="tool", content='{"error": "boom"}', tool_call_id="a", tool_status="error"),
+        Message(role="tool", content='"no"', tool_call_id="b", tool_status="denied"),
+    ])
+    results = msgs[-1]["content"]
+    assert results[0]["is_error"] is True and "is_error" not in results[1]

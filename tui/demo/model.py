@@ -99,7 +99,7 @@ class DemoModel(LanguageModel):
         for message in reversed(results):
             name = message.name or "the tool"
             value = _loads(message.content)
-            if isinstance(value, str):  # demo tools return objects: a bare string is a decline (its reason)
+            if message.tool_status == "denied":
                 parts.append(f"I did not run {name}: the operator declined. Reason: {value}")
             else:
                 parts.append(f"Done: {name} returned {_plain(value)}")
