@@ -14,7 +14,8 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic.alias_generators import to_camel
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -60,9 +61,14 @@ class Message(BaseModel):
 
 
 class Usage(BaseModel):
+    """Token counts; JSON (``by_alias=True``) uses Mastra's ``inputTokens``/``outputTokens``/``totalTokens``."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
     input_tokens: int = 0
     output_tokens: int = 0
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens

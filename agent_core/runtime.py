@@ -141,6 +141,13 @@ class Runtime:
         rt = RunContext(request_policy=self._policies.get(run_id), ids=used_ids(state), top=state)
         if emit_start:
             yield make_chunk("start", run_id, agent_id=agent.id)
+        if owner is not None:
+            # A resumed stream repeats the calls of the step it resolves, so each
+            # tool-result it carries follows its tool-call (clients such as
+            # @mastra/client-js expect that); consumers dedupe by tool_call_id.
+            for call in state.calls:
+                if call.status != "done":
+                    yield make_chunk("tool-call", run_id, tool_call_id=call.id, tool_name=call.name, args=call.args)
         failure: WardenError | None = None
         state.outcome = "running"
         try:

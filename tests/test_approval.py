@@ -39,9 +39,10 @@ async def test_gated_call_stops_before_execute_and_approve_runs_it_once():
 
     approved = await agent.approve_tool_call(run_id=stream.run_id)
     after = await drain(approved)
-    assert types(after) == ["start", "tool-result", "step-finish", "step-start", "text-delta", "step-finish",
-                            "finish"]
-    assert after[1].payload.result == {"deleted": True}
+    assert types(after) == ["start", "tool-call", "tool-result", "step-finish", "step-start", "text-delta",
+                            "step-finish", "finish"]
+    assert after[1].payload.tool_call_id == after[2].payload.tool_call_id == "call_1"
+    assert after[2].payload.result == {"deleted": True}
     assert log == ["abc-123"] and approved.status == "finished" and await approved.text() == "deleted it"
     with pytest.raises(AlreadyDecided):
         await agent.approve_tool_call(run_id=stream.run_id, tool_call_id="call_1")
@@ -286,7 +287,8 @@ async def test_full_stream_and_text_stream_of_one_stream_both_read_everything():
     assert types(chunks) == ["start", "step-start", "text-delta", "step-finish", "finish"]
     assert "".join([t async for t in stream.text_stream]) == "hello world"  # replayable
     assert chunks[-1].to_json()["payload"] == {"finishReason": "stop",
-                                               "usage": {"input_tokens": 0, "output_tokens": 0}}
+                                               "usage": {"inputTokens": 0, "outputTokens": 0,
+                                                                         "totalTokens": 0}}
 
 
 async def _collect(it):

@@ -135,19 +135,63 @@ def _version_callback(value: bool) -> None:
         raise typer.Exit()
 
 
+ServerOption = Annotated[str | None, typer.Option("--server", help="Run the console against a Warden server URL")]
+TokenOption = Annotated[str | None, typer.Option("--token", help="API token (default: $WARDEN_API_TOKEN)")]
+
+
 @app.callback()
 def root(
     ctx: typer.Context,
     db: DbOption = None,
     app_spec: AppOption = None,
     model: ModelOption = None,
+    server: ServerOption = None,
+    token: TokenOption = None,
     version: Annotated[bool, typer.Option("--version", callback=_version_callback, is_eager=True,
                                           help="Print the version and exit")] = False,
 ) -> None:
-    """Open the approval console (built-in demo agents unless --app is given)."""
+    """Open the approval console (built-in demo agents unless --app or --server is given)."""
     ctx.obj = Settings(db=db, app=app_spec, model=model)
     if ctx.invoked_subcommand is None:
-        run_console(ctx.obj)
+        if server:
+            run_remote_console(server, token)
+        else:
+            run_console(ctx.obj)
+
+
+def run_remote_console(url: str, token: str | None) -> None:
+    """The console against a Warden server: pending runs, decisions and streams over HTTP."""
+    from agent_core.errors import WardenError
+
+    token = token or os.environ.get("WARDEN_API_TOKEN")
+    try:
+        from tui.backend import RemoteBackend
+
+        backend = RemoteBackend.open(url, token)
+    except WardenError as error:
+        _fail(f"{error.code}: {error.message or error}", 1)
+    except Exception as error:  # connection refused, bad URL: one line, not a traceback
+        _fail(f"cannot reach Warden server at {url}: {type(error).__name__}: {error}", 1)
+    from tui.app import WardenApp
+
+    WardenApp(backend).run()
+
+
+@app.command("serve")
+def serve_command(
+    app_spec: Annotated[str, typer.Option("--app", help="Your Runtime as module:attribute")],
+    host: Annotated[str, typer.Option("--host", help="Address to bind (loopback unless a token is set)")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port (0: any free one)")] = 4111,
+    token: TokenOption = None,
+    cors_origin: Annotated[list[str] | None, typer.Option("--cors-origin", help="Allow a browser UI origin")] = None,
+) -> None:
+    """Serve a Runtime over HTTP (Mastra-compatible API; see docs/server.md)."""
+    from server.cli import ServeError, serve
+
+    try:
+        serve(app_spec, host, port, token, cors_origins=cors_origin or None)
+    except ServeError as error:
+        _fail(str(error), 2)
 
 
 def run_console(settings: Settings) -> None:

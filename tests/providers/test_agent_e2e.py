@@ -83,7 +83,7 @@ async def test_gated_call_suspends_then_approval_sends_tool_result(kind: str, se
                                                  fingerprint=approval.fingerprint)
         after = [c async for c in approved.full_stream]
         kinds = [c.type for c in after]
-        assert kinds[:2] == ["start", "tool-result"] and kinds[-1] == "finish"
+        assert kinds[:3] == ["start", "tool-call", "tool-result"] and kinds[-1] == "finish"
         assert approved.status == "finished"
         assert await approved.text() == "It is 18°C in Paris."
         assert log == ["Paris/c"]

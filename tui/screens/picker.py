@@ -64,6 +64,8 @@ class PendingPicker(Screen[PendingCall | None]):
         if not page.runs and self.page > 0 and page.total:
             self.page = max(0, (page.total - 1) // self.per_page)
             page = await backend.list_pending(page=self.page, per_page=self.per_page)
+        if not self.is_attached:  # the picker closed while the store answered
+            return
         self.show_page(page)
 
     def show_page(self, page: PendingPage) -> None:
