@@ -46,6 +46,7 @@ async def test_approve_flow_runs_the_tool(db_path):
         await pilot.press("y")
         await wait_for(pilot, lambda: "Done: delete_record returned deleted=True" in log_text(app), "tool result")
         assert not app.run_screen.pending.calls
+        assert log_text(app).count("→ call delete_record") == 1, "the resumed stream's repeated call is shown once"
     assert "abc-123" not in list_records(records_path(db_path))
     assert await pending_total(db_path) == 0
 

@@ -31,6 +31,7 @@ class RunScreen(Screen[None]):
         self.flush_interval = flush_interval
         self.max_log_lines = max_log_lines
         self.chunks_seen = 0
+        self._calls_shown: set[tuple[str, str]] = set()
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="top-bar"):
@@ -113,6 +114,12 @@ class RunScreen(Screen[None]):
                     log.write_entry(entry)
                 self.post_message(DecisionNeeded(call))
             return
+        if chunk.type == "tool-call":
+            # A resumed stream repeats the calls of its step: show each call once.
+            key = (chunk.run_id, chunk.payload.tool_call_id)  # type: ignore[union-attr]
+            if key in self._calls_shown:
+                return
+            self._calls_shown.add(key)
         if chunk.type in ("tool-result", "tool-output-denied", "tool-error"):
             self.pending.remove_call(chunk.run_id, chunk.payload.tool_call_id)  # type: ignore[union-attr]
         if chunk.type == "start":
