@@ -304,10 +304,19 @@ class Runtime:
                     yield state
                     return
             found = find_call(state, call.tool_call_id)
+            problem: tuple[str, str] | None = None
             if found is None:
-                yield make_chunk("error", run_id, code=CorruptSnapshot.code,
-                                 error=f"snapshot of run {run_id!r} has no tool call {call.tool_call_id!r}")
+                problem = (CorruptSnapshot.code, f"snapshot of run {run_id!r} has no tool call {call.tool_call_id!r}")
+            elif found[1].status not in ("awaiting_approval", "suspended"):
+                # Never apply a decision twice (e.g. a decision that was withdrawn and
+                # taken again after the first one had in fact been applied).
+                problem = (AlreadyDecided.code, f"tool call {call.tool_call_id!r} of run {run_id!r} was already "
+                                                f"applied ({found[1].status}); nothing was executed")
+            if problem is not None:
+                await self.store.release(run_id, owner)
+                yield make_chunk("error", run_id, code=problem[0], error=problem[1])
                 return
+            assert found is not None
             _, target = found
             if kind == "approve":
                 target.status, target.approved = "approved", True
@@ -348,6 +357,7 @@ class Runtime:
                 try:
                     return RunState.from_json(row.snapshot, run_id=run_id, store=self.store.name)
                 except CorruptSnapshot as exc:
+                    await self.store.release(run_id, owner)
                     return make_chunk("error", run_id, error=exc.message, code=exc.code)
             if await self.store.get_run(run_id) is None:
                 return make_chunk("error", run_id, code=SnapshotNotFound.code,

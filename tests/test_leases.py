@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 
 import pytest
 
@@ -68,3 +69,26 @@ async def test_request_context_must_be_storable():
         await agent.stream("x", request_context={"conn": object()})
     out = await agent.generate("x", request_context={"user": "u1", "n": 2})
     assert out.finish_reason == "stop"
+
+
+async def test_a_decision_is_never_applied_twice(tmp_path):
+    log: list = []
+    agent = Agent(id="a", model=calls_then([("d", {"id": "1"}, "x"), ("d", {"id": "2"}, "y")], echo_results()),
+                  tools={"d": recording_tool(log)})
+    async with Runtime(agents={"a": agent}, storage=SqliteStore(tmp_path / "w.db")):
+        out = await agent.generate("go")
+        first = await agent.approve_tool_call(run_id=out.run_id, tool_call_id="x")
+        await first.wait()
+        assert first.status == "suspended" and log == ["1"]
+        # A stale row: x is pending again in the table although the snapshot has applied it.
+        with sqlite3.connect(tmp_path / "w.db") as db:
+            db.execute("INSERT INTO pending_calls (run_id, tool_call_id, tool_name, kind, status, fingerprint, "
+                       "args, agent_path, seq, created_at) "
+                       "VALUES (?, 'x', 'd', 'approval', 'pending', 'f', '{}', '[]', 0, 0)", (out.run_id,))
+        again = await agent.approve_tool_call(run_id=out.run_id, tool_call_id="x")
+        await again.wait()
+        assert again.status == "failed" and "already applied" in again.error and log == ["1"]
+        listed = await agent.list_suspended_runs()
+        assert listed.total == 1, "the run is released, not left leased"
+        done = await agent.approve_tool_call_generate(run_id=out.run_id, tool_call_id="y")
+        assert done.finish_reason == "stop" and log == ["1", "2"]
