@@ -80,6 +80,18 @@ def check_bind(host: str, token: str | None) -> None:
         )
 
 
+def _if_installed(module: str) -> str:
+    """``module`` when it imports (uvloop / httptools, from ``uvicorn[standard]``), else uvicorn's ``"auto"``.
+
+    Both are dependencies, but uvloop has no Windows build; there uvicorn falls back to asyncio / h11.
+    """
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return "auto"
+    return module
+
+
 class _Server(uvicorn.Server):
     async def startup(self, sockets: Any = None) -> None:
         await super().startup(sockets=sockets)
@@ -126,6 +138,8 @@ def serve(
         port=port,
         log_level=log_level,
         lifespan="on",
+        loop=_if_installed("uvloop"),
+        http=_if_installed("httptools"),
         timeout_graceful_shutdown=30,
         access_log=log_level == "debug",
     )

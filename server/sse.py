@@ -28,8 +28,12 @@ _DONE = object()
 PING_SECONDS = 15.0
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True)
+
+
 def dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=True)
+    # One encoder for all chunks: json.dumps with non-default options builds a new one per call.
+    return _ENCODER.encode(value)
 
 
 class StreamPump:
@@ -69,10 +73,13 @@ class StreamPump:
         proxies from closing an idle stream (client-js and httpx-sse ignore it)."""
         while True:
             try:
-                item = await asyncio.wait_for(self.queue.get(), PING_SECONDS)
-            except TimeoutError:
-                yield b": ping\n\n"
-                continue
+                item = self.queue.get_nowait()  # already there: no wait_for (a task and a timer)
+            except asyncio.QueueEmpty:
+                try:
+                    item = await asyncio.wait_for(self.queue.get(), PING_SECONDS)
+                except TimeoutError:
+                    yield b": ping\n\n"
+                    continue
             parts: list[bytes] = []
             while True:
                 if item is _DONE:
