@@ -169,3 +169,34 @@ async def test_a_poll_answered_after_the_screen_closed_is_dropped(db_path):
         await wait_for(pilot, lambda: not other._polling, "poll over")
         assert other.polls == 0  # nothing applied to the closed screen (worker cancelled, or the guard)
         assert app.is_running and not isinstance(app.screen, ErrorModal)
+
+
+class FlakyBackend(FakeBackend):
+    """A store that becomes unreachable when the test says so."""
+
+    def __init__(self) -> None:
+        from tests.console.fakes import sample_pending
+
+        super().__init__(sample_pending())
+        self.down = False
+        self.failed = 0
+
+    async def list_pending(self, **kw):
+        if self.down:
+            self.failed += 1
+            raise ConnectionError("store unreachable")
+        return await super().list_pending(**kw)
+
+
+async def test_an_unreachable_store_keeps_the_panel_and_the_console_running():
+    backend = FlakyBackend()
+    app = WardenApp(backend, approval_guard=0, picker_refresh=0, status_refresh=0, pending_refresh=POLL,
+                    open_picker=False, cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.run_screen
+        await wait_for(pilot, lambda: len(screen.pending.calls) == 4 and screen.polls >= 2, "listed")
+        await wait_for(pilot, lambda: not [w for w in app.workers if w.group == "backend"], "start-up check done")
+        backend.down = True
+        await wait_for(pilot, lambda: backend.failed >= 3, "polls failed")
+        assert len(screen.pending.calls) == 4 and screen.status.pending == 4
+        assert app.screen is screen and app.is_running  # no error modal every tick
