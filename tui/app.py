@@ -16,17 +16,14 @@ from textual.widgets import Input
 
 from agent_core.errors import WardenError
 from tui import keymap
-from tui.backend import ConsoleBackend, PendingCall, RunStream
+from tui.backend import GONE, ConsoleBackend, PendingCall, RunStream
 from tui.messages import CallResolved, DecisionNeeded, OpenCall
 from tui.screens.approval import ApprovalDecision, ApprovalModal
 from tui.screens.error import ErrorModal
 from tui.screens.picker import PendingPicker
 from tui.screens.resume_form import ResumeFormModal
 from tui.screens.run import RunScreen
-
-#: Error codes meaning a call is no longer pending (decided by someone else, or its run ended).
-GONE = frozenset({"AGENT_TOOL_CALL_ALREADY_DECIDED", "AGENT_RESUME_NO_SNAPSHOT_FOUND",
-                  "AGENT_RESUME_TOOL_CALL_NOT_SUSPENDED"})
+from tui.untrusted import escape_unsafe
 
 #: Chunks handled between two explicit yields to the event loop (keys stay responsive).
 YIELD_EVERY = 64
@@ -46,6 +43,7 @@ class WardenApp(App[None]):
         clock: Callable[[], float] = time.monotonic,
         now: Callable[[], datetime] | None = None,
         picker_refresh: float = 2.0,
+        pending_refresh: float = 2.0,
         status_refresh: float = 2.0,
         flush_interval: float = 1 / 20,
         max_log_lines: int = 2000,
@@ -60,6 +58,7 @@ class WardenApp(App[None]):
         self.clock = clock
         self.now = now or (lambda: datetime.now(UTC))
         self.picker_refresh = picker_refresh
+        self.pending_refresh = pending_refresh
         self.status_refresh = status_refresh
         self.flush_interval = flush_interval
         self.max_log_lines = max_log_lines
@@ -75,7 +74,8 @@ class WardenApp(App[None]):
     # -- screens -------------------------------------------------------------------------------
     def get_default_screen(self) -> Screen:
         return RunScreen(self.backend.list_agents(), self.backend.store_label,
-                         flush_interval=self.flush_interval, max_log_lines=self.max_log_lines)
+                         flush_interval=self.flush_interval, max_log_lines=self.max_log_lines,
+                         pending_refresh=self.pending_refresh, per_page=self.per_page)
 
     def apply_cursor_blink(self, screen: Screen) -> None:
         """Inputs blink unless the app was made with ``cursor_blink=False`` (stable snapshots)."""
@@ -120,12 +120,16 @@ class WardenApp(App[None]):
 
     async def consume(self, stream: RunStream) -> None:
         screen = self.run_screen
+        screen.stream_started(stream.run_id)
         n = 0
-        async for chunk in stream.full_stream:
-            screen.handle_chunk(chunk)
-            n += 1
-            if n % YIELD_EVERY == 0:
-                await asyncio.sleep(0)
+        try:
+            async for chunk in stream.full_stream:
+                screen.handle_chunk(chunk)
+                n += 1
+                if n % YIELD_EVERY == 0:
+                    await asyncio.sleep(0)
+        finally:
+            screen.stream_stopped(stream.run_id)
         screen.run_ended(stream.run_id, getattr(stream, "status", None))
         self.streams_done += 1
         await self.refresh_pending_count_now()
@@ -174,7 +178,10 @@ class WardenApp(App[None]):
                              self._on_approval_closed)
         else:
             async def submit(data: dict[str, Any]) -> RunStream:
-                return await self.backend.resume(call.run_id, call.tool_call_id, data)
+                stream = await self.backend.resume(call.run_id, call.tool_call_id, data)
+                # Ours from now on: polls leave the run alone until ``consume`` has read it.
+                self.run_screen.stream_started(stream.run_id)
+                return stream
 
             self.push_screen(ResumeFormModal(call, submit), self._on_form_closed)
 
@@ -200,6 +207,21 @@ class WardenApp(App[None]):
             self.post_message(CallResolved(call.run_id, call.tool_call_id))
             self.run_backend(lambda: self.consume(stream), "The resumed run failed")
         self._dialog_closed()
+
+    def calls_decided_elsewhere(self, calls: list[PendingCall]) -> None:
+        """A poll found ``calls`` no longer pending: close an open dialog on one of them (acting
+        on it could only fail), with a notification saying why. Called by the run screen."""
+        keys = {c.key for c in calls}
+        self._dialog_queue = deque(c for c in self._dialog_queue if c.key not in keys)
+        for screen in self.screen_stack:
+            if isinstance(screen, ApprovalModal | ResumeFormModal) and screen.call.key in keys:
+                if screen.close_as_decided_elsewhere():
+                    call = screen.call
+                    tool = escape_unsafe(call.tool_name, multiline=False)  # untrusted, and not markup
+                    call_id = escape_unsafe(call.tool_call_id, multiline=False)
+                    self.notify(f"{tool} (run {call.run_id[:8]}, call {call_id}) was decided elsewhere "
+                                "or its run ended; its dialog was closed.",
+                                title="No longer pending", severity="warning", markup=False)
 
     def on_call_resolved(self, message: CallResolved) -> None:
         self.run_screen.pending.remove_call(message.run_id, message.tool_call_id)

@@ -21,6 +21,10 @@ from agent_core.chunks import Chunk
 
 Kind = Literal["approval", "input"]
 
+#: Error codes meaning a call is no longer pending (decided by someone else, or its run ended).
+GONE = frozenset({"AGENT_TOOL_CALL_ALREADY_DECIDED", "AGENT_RESUME_NO_SNAPSHOT_FOUND",
+                  "AGENT_RESUME_TOOL_CALL_NOT_SUSPENDED"})
+
 
 @dataclass(frozen=True)
 class AgentInfo:

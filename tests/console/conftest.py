@@ -37,7 +37,8 @@ def demo_runtime(db_path: Path):
 
 
 def demo_app(db_path: Path, **kw) -> WardenApp:
-    options = dict(approval_guard=0, picker_refresh=0.1, status_refresh=0, cursor_blink=False)
+    # The panel does not poll unless a test asks (pending_refresh=...): the flows stay deterministic.
+    options = dict(approval_guard=0, picker_refresh=0.1, pending_refresh=0, status_refresh=0, cursor_blink=False)
     options.update(kw)
     return WardenApp(LocalBackend(demo_runtime(db_path), store_label=str(db_path)), **options)
 

@@ -1,6 +1,14 @@
-"""The run screen's list of calls waiting for a decision in this console session."""
+"""The run screen's list of calls waiting for a decision.
+
+Two sources feed it: this session (live chunks of the runs started or resumed
+here, calls opened from the relaunch picker) and the store, polled by the run
+screen (calls decided elsewhere leave, calls that became pending elsewhere
+arrive; see ``RunScreen.poll_pending``).
+"""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from rich.text import Text
 from textual.widgets import OptionList
@@ -30,11 +38,26 @@ class PendingPanel(OptionList):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.calls: dict[str, PendingCall] = {}
+        #: Keys listed only because the store poll found them (not seen live or opened here).
+        self.polled: set[str] = set()
+        #: Bumped by every change made by this session (not by ``sync``): a poll that read the
+        #: store while this moved is stale and is not applied.
+        self.changes = 0
 
     def add_call(self, call: PendingCall) -> bool:
-        """Add ``call``; False when it is already listed (re-emitted chunks are deduped)."""
+        """Add ``call``; False when it is already listed (re-emitted chunks are deduped).
+
+        A call listed only by the store poll is claimed (True): the live chunk or the
+        relaunch that shows it now still gets its log line and its dialog.
+        """
         if call.key in self.calls:
-            return False
+            if call.key not in self.polled:
+                return False
+            self.changes += 1
+            self.polled.discard(call.key)
+            self.calls[call.key] = call
+            return True
+        self.changes += 1
         self.calls[call.key] = call
         self.add_option(Option(call_label(call), id=call.key))
         if self.highlighted is None:
@@ -43,12 +66,44 @@ class PendingPanel(OptionList):
 
     def remove_call(self, run_id: str, tool_call_id: str) -> None:
         key = f"{run_id}:{tool_call_id}"
-        if self.calls.pop(key, None) is not None:
-            self.remove_option(key)
+        if key in self.calls:
+            self.changes += 1
+            self._remove([key])
 
     def remove_run(self, run_id: str) -> None:
         for call in [c for c in self.calls.values() if c.run_id == run_id]:
             self.remove_call(call.run_id, call.tool_call_id)
+
+    def sync(self, add: Iterable[PendingCall], remove: Iterable[str], *, polled: set[str]) -> None:
+        """Apply a store poll: one batch of removals and additions (no clear, no flicker).
+
+        ``polled``: the keys of ``add`` that only the poll knows about (see ``add_call``).
+        The highlighted call stays highlighted while it is listed.
+        """
+        self._remove(remove)
+        new = [c for c in add if c.key not in self.calls]
+        if not new:
+            return
+        for call in new:
+            self.calls[call.key] = call
+            if call.key in polled:
+                self.polled.add(call.key)
+        self.add_options([Option(call_label(c), id=c.key) for c in new])
+        if self.highlighted is None:
+            self.highlighted = 0
+
+    def _remove(self, keys: Iterable[str]) -> None:
+        keys = [k for k in keys if k in self.calls]
+        if not keys:
+            return
+        focused = self.focused_call
+        for key in keys:
+            del self.calls[key]
+            self.polled.discard(key)
+            self.remove_option(key)
+        if focused is not None and focused.key in self.calls:
+            # Removing a row above the highlighted one must not move the highlight to another call.
+            self.highlighted = self.get_option_index(focused.key)
 
     @property
     def focused_call(self) -> PendingCall | None:

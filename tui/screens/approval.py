@@ -50,6 +50,8 @@ class ApprovalModal(ModalScreen[ApprovalDecision]):
         self.opened_at = clock()
         self.findings = scan({"tool": call.tool_name, "args": call.args, "agent_path": list(call.agent_path)})
         self.declining = False
+        #: The call was decided elsewhere: this dialog closes (now, or when it is on top again).
+        self.stale = False
 
     def compose(self) -> ComposeResult:
         call = self.call
@@ -75,17 +77,30 @@ class ApprovalModal(ModalScreen[ApprovalDecision]):
         self.app.apply_cursor_blink(self)  # type: ignore[attr-defined]
         self.opened_at = self.clock()
 
+    def close_as_decided_elsewhere(self) -> bool:
+        """Close without deciding (as ``esc``): another process decided the call. True the first time."""
+        if self.stale:
+            return False
+        self.stale = True
+        if self.is_active:
+            self.dismiss(ApprovalDecision("leave", self.call))
+        return True
+
+    def on_screen_resume(self) -> None:
+        if self.stale:  # it was under another screen (help, an error) when the call went away
+            self.dismiss(ApprovalDecision("leave", self.call))
+
     @property
     def guarded(self) -> bool:
         return self.clock() - self.opened_at < self.guard_seconds
 
     def action_approve(self) -> None:
-        if self.guarded or self.declining:
+        if self.guarded or self.declining or self.stale:
             return
         self.dismiss(ApprovalDecision("approve", self.call, fingerprint=self.call.fingerprint))
 
     def action_decline(self) -> None:
-        if self.guarded or self.declining:
+        if self.guarded or self.declining or self.stale:
             return
         self.declining = True
         reason = self.query_one("#reason", Input)

@@ -125,6 +125,11 @@ class ResumeFormModal(ModalScreen[Any]):
         self.call = call
         self.submit = submit
         self.fields = fields_from_schema(call.resume_schema)
+        #: A submission of this form is in flight, or was accepted: the call is ours, not stale.
+        self.submitting = False
+        self.submitted = False
+        #: The call was decided elsewhere: this form closes (now, or when it is on top again).
+        self.stale = False
 
     def compose(self) -> ComposeResult:
         call = self.call
@@ -156,6 +161,22 @@ class ResumeFormModal(ModalScreen[Any]):
 
     def on_mount(self) -> None:
         self.app.apply_cursor_blink(self)  # type: ignore[attr-defined]
+
+    def close_as_decided_elsewhere(self) -> bool:
+        """Close without submitting (as ``esc``): another process resumed the call, or its run ended.
+
+        False while this form's own submission is in flight or accepted (the call left the store
+        because of it), or when already closing."""
+        if self.stale or self.submitting or self.submitted:
+            return False
+        self.stale = True
+        if self.is_active:
+            self.dismiss(None)
+        return True
+
+    def on_screen_resume(self) -> None:
+        if self.stale:
+            self.dismiss(None)
 
     def _widget_for(self, f: FormField):
         wid = f"field-{f.name}"
@@ -208,6 +229,9 @@ class ResumeFormModal(ModalScreen[Any]):
         self.query_one("#form-error", Static).update(safe_text("✗ " + message, "bold red") if message else "")
 
     def action_submit(self) -> None:
+        if self.stale or self.submitting or self.submitted:
+            return
+        self.submitting = True
         self._submit(self.collect())
 
     @work(exclusive=True, group="resume-form")
@@ -215,6 +239,7 @@ class ResumeFormModal(ModalScreen[Any]):
         self.query_one("#submit", Button).disabled = True
         try:
             result = await self.submit(data)
+            self.submitted = True
         except WardenError as error:
             per_field, general = errors_by_field(error)
             if not per_field and not general:
@@ -222,6 +247,7 @@ class ResumeFormModal(ModalScreen[Any]):
             self.show_errors(per_field, general if per_field else f"{error.code}: {general}")
             return
         finally:
+            self.submitting = False
             self.query_one("#submit", Button).disabled = False
         self.dismiss(result)
 

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Select, Static
 
 from agent_core.chunks import Chunk
+from agent_core.errors import WardenError
 from tui import keymap
-from tui.backend import AgentInfo, PendingCall
+from tui.backend import GONE, AgentInfo, PendingCall, PendingPage, PendingRun
 from tui.components.chunk_log import ChunkLog
 from tui.components.pending_panel import PendingPanel
 from tui.components.render import render_chunk
@@ -18,19 +22,56 @@ from tui.components.status_bar import StatusBar
 from tui.messages import DecisionNeeded, OpenCall
 from tui.untrusted import safe_text
 
+HINT = "enter: open · f2: decide"
+
+
+@dataclass(frozen=True)
+class StoreView:
+    """What one poll read: the newest page of pending runs, and the runs of listed calls
+    that are not on it (``None``: the run is gone from the store)."""
+
+    page: PendingPage
+    others: dict[str, PendingRun | None]
+
 
 class RunScreen(Screen[None]):
+    """The run screen.
+
+    The pending panel mirrors the store, not just this session: every
+    ``pending_refresh`` seconds (0 disables it) a worker reads the newest page
+    of pending runs (``per_page`` runs, the relaunch picker's indexed query) and
+    the panel follows it. It lists *all* pending runs, not only the ones this
+    console started or opened, because an operator at an approval console
+    expects to see every call waiting for a person, whoever started it (another
+    console, an HTTP client, a headless script), and the status bar already
+    counts every pending run in the store: panel and count come from the same
+    read, so they agree. Beyond the newest page the picker (``ctrl+o``) pages.
+
+    Calls of this session are kept while the store is behind: a run whose stream
+    is being consumed here (``live_runs``) is never touched by a poll, and a poll
+    that read the store while this session changed the panel is dropped (read
+    again) rather than applied. A call of this session that left the newest page
+    is checked individually (``get_run``) and stays while it is pending.
+    """
+
     BINDINGS = keymap.RUN_SCREEN
     AUTO_FOCUS = "#prompt"
 
     def __init__(self, agents: list[AgentInfo], store_label: str, *, flush_interval: float = 1 / 20,
-                 max_log_lines: int = 2000) -> None:
+                 max_log_lines: int = 2000, pending_refresh: float = 2.0, per_page: int = 50) -> None:
         super().__init__()
         self.agents = agents
         self.store_label = store_label
         self.flush_interval = flush_interval
         self.max_log_lines = max_log_lines
+        self.pending_refresh = pending_refresh
+        self.per_page = per_page
         self.chunks_seen = 0
+        self.polls = 0
+        #: Runs whose stream this console is consuming: their calls come from chunks, not polls.
+        self.live_runs: set[str] = set()
+        self._polling = False
+        self._hint = HINT
         self._calls_shown: set[tuple[str, str]] = set()
 
     def compose(self) -> ComposeResult:
@@ -44,7 +85,7 @@ class RunScreen(Screen[None]):
             with Vertical(id="side"):
                 yield Static(Text("Pending decisions", style="bold"), id="pending-title")
                 yield PendingPanel(id="pending")
-                yield Static(Text("enter: open · f2: decide", style="dim"), id="pending-hint")
+                yield Static(Text(HINT, style="dim"), id="pending-hint")
         yield StatusBar(id="status")
         yield Footer()
 
@@ -53,6 +94,9 @@ class RunScreen(Screen[None]):
         status = self.status
         status.store = self.store_label
         self._update_model_label()
+        if self.pending_refresh > 0:
+            self.poll_pending()
+            self.set_interval(self.pending_refresh, self.poll_pending, name="pending-poll")
 
     # -- accessors -----------------------------------------------------------------------------
     @property
@@ -141,6 +185,95 @@ class RunScreen(Screen[None]):
         if status in ("finished", "failed"):
             self.pending.remove_run(run_id)
         self.log_view.end_paragraph()
+
+    # -- streams of this console ---------------------------------------------------------------
+    def stream_started(self, run_id: str) -> None:
+        """A stream of ``run_id`` is consumed here: polls leave its calls alone until it ends."""
+        self.live_runs.add(run_id)
+        self.pending.changes += 1
+
+    def stream_stopped(self, run_id: str) -> None:
+        self.live_runs.discard(run_id)
+        self.pending.changes += 1
+
+    # -- polling the store ---------------------------------------------------------------------
+    def poll_pending(self) -> None:
+        """Refresh the panel from the store in a worker; a tick is skipped while a read is in
+        flight (a slow store is never hammered, and a read is never cancelled half-way)."""
+        if self._polling or not self.is_attached:
+            return
+        self._polling = True
+        self._poll()
+
+    @work(group="pending-poll", exit_on_error=False)
+    async def _poll(self) -> None:
+        try:
+            for _ in range(3):
+                mark = self.pending.changes
+                view = await self._read_store()
+                if not self.is_attached:  # the screen closed while the store answered
+                    return
+                if mark == self.pending.changes:
+                    self._apply(view)
+                    return
+                # This session changed the panel meanwhile: the read may predate it. Read again.
+        except Exception as error:  # an unreachable store: keep what is shown, try at the next tick
+            self.log.warning(f"pending poll failed: {type(error).__name__}: {error}")
+        finally:
+            self._polling = False
+
+    async def _read_store(self) -> StoreView:
+        backend = self.app.backend  # type: ignore[attr-defined]
+        page = await backend.list_pending(page=0, per_page=self.per_page)
+        listed = {run.run_id for run in page.runs}
+        others: dict[str, PendingRun | None] = {}
+        for run_id in {c.run_id for c in self.pending.calls.values()} - listed - self.live_runs:
+            try:
+                others[run_id] = await backend.get_run(run_id)
+            except WardenError as error:
+                if error.code not in GONE:
+                    raise
+                others[run_id] = None
+        return StoreView(page, others)
+
+    def _apply(self, view: StoreView) -> None:
+        panel = self.pending
+        page = view.page
+        runs: dict[str, PendingRun | None] = {run.run_id: run for run in page.runs}
+        runs.update(view.others)
+        windowed = page.total > len(page.runs)  # the newest page is not the whole store
+        gone: list[PendingCall] = []
+        dropped: list[str] = []
+        for call in list(panel.calls.values()):
+            if call.run_id in self.live_runs or call.run_id not in runs:
+                continue
+            run = runs[call.run_id]
+            if run is None or all(c.tool_call_id != call.tool_call_id for c in run.calls):
+                gone.append(call)
+            elif windowed and call.run_id in view.others and call.key in panel.polled:
+                dropped.append(call.key)  # still pending, but older than the newest page: the picker has it
+        add: list[PendingCall] = []
+        polled: set[str] = set()
+        for run in reversed(page.runs):  # newest last
+            if run.run_id in self.live_runs:
+                continue
+            for call in run.calls:
+                add.append(call)
+                polled.add(call.key)
+        own = {c.run_id for c in panel.calls.values() if c.key not in panel.polled}
+        for maybe_run in view.others.values():  # runs of this session beyond the newest page
+            if maybe_run is not None and maybe_run.run_id in own and maybe_run.run_id not in self.live_runs:
+                add.extend(maybe_run.calls)
+        panel.sync(add, [c.key for c in gone] + dropped, polled=polled)
+        self.status.pending = page.total
+        more = page.total - len(page.runs)
+        hint = f"{HINT} · ctrl+o: {more} more" if more > 0 else HINT
+        if hint != self._hint:
+            self._hint = hint
+            self.query_one("#pending-hint", Static).update(Text(hint, style="dim"))
+        self.polls += 1
+        if gone:
+            self.app.calls_decided_elsewhere(gone)  # type: ignore[attr-defined]
 
     # -- actions -------------------------------------------------------------------------------
     def action_decide_focused(self) -> None:
