@@ -12,13 +12,13 @@ import httpx
 from httpx_sse import EventSource
 
 from agent_core.chunks import Chunk
-from agent_core.models import Usage
 from agent_core.stream import GenerateResult
 from agent_core.views import SuspendedRun, SuspendedRunList
 from client._common import (
     API,
     RUN_ID_HEADER,
     StreamState,
+    StreamView,
     auth_headers,
     drop_none,
     generate_result,
@@ -35,7 +35,7 @@ from client.errors import ProtocolError
 DEFAULT_TIMEOUT = httpx.Timeout(60.0, connect=10.0)
 
 
-class RemoteAgentStream:
+class RemoteAgentStream(StreamView):
     """An ``AgentStream`` read over HTTP: ``run_id`` (from the response header, so known
     before the first chunk), ``full_stream``, ``text_stream``, and after the end
     ``status``, ``finish_reason``, ``suspend_payload``, ``await text()``.
@@ -56,36 +56,6 @@ class RemoteAgentStream:
             self._state.add(c)
         if response is None:
             self._state.end()
-
-    # attributes of AgentStream
-    @property
-    def run_id(self) -> str:
-        return self._state.run_id
-
-    @property
-    def status(self) -> str | None:
-        return self._state.status
-
-    @property
-    def finish_reason(self) -> str | None:
-        return self._state.finish_reason
-
-    @property
-    def suspend_payload(self) -> Any:
-        return self._state.suspend_payload
-
-    @property
-    def error(self) -> str | None:
-        return self._state.error
-
-    @property
-    def usage(self) -> Usage:
-        return self._state.usage
-
-    @property
-    def received(self) -> list[Chunk]:
-        """Chunks received so far (without waiting for more)."""
-        return list(self._state.chunks)
 
     async def _read_one(self) -> None:
         assert self._events is not None

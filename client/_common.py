@@ -183,3 +183,41 @@ class StreamState:
     @staticmethod
     def text_of(chunks: Sequence[Chunk]) -> str:
         return "".join(c.payload.text for c in chunks if c.type == "text-delta")  # type: ignore[union-attr]
+
+
+class StreamView:
+    """The ``AgentStream`` attributes of a remote stream, read from its ``StreamState``.
+
+    Shared by the async and the blocking stream classes, which differ only in how they read.
+    """
+
+    _state: StreamState
+
+    @property
+    def run_id(self) -> str:
+        return self._state.run_id
+
+    @property
+    def status(self) -> str | None:
+        return self._state.status
+
+    @property
+    def finish_reason(self) -> str | None:
+        return self._state.finish_reason
+
+    @property
+    def suspend_payload(self) -> Any:
+        return self._state.suspend_payload
+
+    @property
+    def error(self) -> str | None:
+        return self._state.error
+
+    @property
+    def usage(self) -> Usage:
+        return self._state.usage
+
+    @property
+    def received(self) -> list[Chunk]:
+        """Chunks received so far (without waiting for more)."""
+        return list(self._state.chunks)

@@ -12,7 +12,6 @@ import httpx
 from httpx_sse import EventSource
 
 from agent_core.chunks import Chunk
-from agent_core.models import Usage
 from agent_core.stream import GenerateResult
 from agent_core.views import SuspendedRun, SuspendedRunList
 from client._async import DEFAULT_TIMEOUT
@@ -20,6 +19,7 @@ from client._common import (
     API,
     RUN_ID_HEADER,
     StreamState,
+    StreamView,
     auth_headers,
     drop_none,
     generate_result,
@@ -34,7 +34,7 @@ from client._common import (
 from client.errors import ProtocolError
 
 
-class SyncAgentStream:
+class SyncAgentStream(StreamView):
     """Blocking twin of ``RemoteAgentStream``: iterate ``full_stream`` / ``text_stream``."""
 
     def __init__(
@@ -48,35 +48,6 @@ class SyncAgentStream:
             self._state.add(c)
         if response is None:
             self._state.end()
-
-    @property
-    def run_id(self) -> str:
-        return self._state.run_id
-
-    @property
-    def status(self) -> str | None:
-        return self._state.status
-
-    @property
-    def finish_reason(self) -> str | None:
-        return self._state.finish_reason
-
-    @property
-    def suspend_payload(self) -> Any:
-        return self._state.suspend_payload
-
-    @property
-    def error(self) -> str | None:
-        return self._state.error
-
-    @property
-    def usage(self) -> Usage:
-        return self._state.usage
-
-    @property
-    def received(self) -> list[Chunk]:
-        """Chunks received so far (without waiting for more)."""
-        return list(self._state.chunks)
 
     def _read_one(self) -> None:
         assert self._events is not None
