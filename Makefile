@@ -6,6 +6,7 @@ PY := $(VENV)/bin/python
 CONTRACT := $(wildcard ../shared/contract)
 
 JS_DIR := tests/server/js
+TYPED := agent_core storage server client tui
 
 .PHONY: demo test lint bench install js
 
@@ -27,7 +28,15 @@ js:
 		else echo "npm not found: the client-js test will be skipped (it fails in CI)"; fi; \
 	fi
 
+# Format check, ruff, the type checker and the import contracts.
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy $(TYPED)
+	$(VENV)/bin/lint-imports
+
 test: $(VENV)/.installed js
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -c pyproject.toml --rootdir . tests $(CONTRACT)
 

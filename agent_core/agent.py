@@ -88,11 +88,17 @@ class Agent:
 
     def tool_specs(self) -> list[ToolSpec]:
         if self._specs is None:
-            specs = [ToolSpec(name=n, description=t.description, input_schema=t.json_schema())
-                     for n, t in self.tools.items()]
+            specs = [
+                ToolSpec(name=n, description=t.description, input_schema=t.json_schema()) for n, t in self.tools.items()
+            ]
             for n, sub in self.delegates.items():
-                specs.append(ToolSpec(name=n, description=sub.description or f"Delegate a task to {sub.name}",
-                                      input_schema=DelegateInput.model_json_schema()))
+                specs.append(
+                    ToolSpec(
+                        name=n,
+                        description=sub.description or f"Delegate a task to {sub.name}",
+                        input_schema=DelegateInput.model_json_schema(),
+                    )
+                )
             self._specs = specs
         return self._specs
 
@@ -124,60 +130,104 @@ class Agent:
         """The nested run of this agent as a sub-agent of ``parent``."""
         default = self.default_options.get("require_tool_approval")
         mode = "all" if default is True else "agent_default" if callable(default) else "none"
-        return RunState(run_id=run_id, agent_id=self.id, agent_path=[*parent.agent_path, self.id],
-                        thread_id=parent.thread_id, resource_id=parent.resource_id,
-                        messages=[Message(role="user", content=prompt)],
-                        max_steps=self.default_options.get("max_steps", parent.max_steps), policy=mode,
-                        request_context=parent.request_context, created_at=parent.created_at)
+        return RunState(
+            run_id=run_id,
+            agent_id=self.id,
+            agent_path=[*parent.agent_path, self.id],
+            thread_id=parent.thread_id,
+            resource_id=parent.resource_id,
+            messages=[Message(role="user", content=prompt)],
+            max_steps=self.default_options.get("max_steps", parent.max_steps),
+            policy=mode,
+            request_context=parent.request_context,
+            created_at=parent.created_at,
+        )
 
     # -- running -----------------------------------------------------------------------------
-    async def stream(self, messages: str | list[Any], *, thread_id: str | None = None,
-                     resource_id: str | None = None, require_tool_approval: Any = None,
-                     max_steps: int | None = None, request_context: dict[str, Any] | None = None,
-                     auto_resume_suspended_tools: bool | None = None) -> AgentStream:
-        return await self.runtime.start(self, messages, thread_id=thread_id, resource_id=resource_id,
-                                        require_tool_approval=require_tool_approval, max_steps=max_steps,
-                                        request_context=request_context,
-                                        auto_resume_suspended_tools=auto_resume_suspended_tools)
+    async def stream(
+        self,
+        messages: str | list[Any],
+        *,
+        thread_id: str | None = None,
+        resource_id: str | None = None,
+        require_tool_approval: Any = None,
+        max_steps: int | None = None,
+        request_context: dict[str, Any] | None = None,
+        auto_resume_suspended_tools: bool | None = None,
+    ) -> AgentStream:
+        return await self.runtime.start(
+            self,
+            messages,
+            thread_id=thread_id,
+            resource_id=resource_id,
+            require_tool_approval=require_tool_approval,
+            max_steps=max_steps,
+            request_context=request_context,
+            auto_resume_suspended_tools=auto_resume_suspended_tools,
+        )
 
     async def generate(self, messages: str | list[Any], **options: Any) -> GenerateResult:
         return await (await self.stream(messages, **options)).result()
 
-    async def approve_tool_call(self, *, run_id: str, tool_call_id: str | None = None,
-                                fingerprint: str | None = None) -> AgentStream:
-        return await self.runtime.decide(self, "approve", run_id=run_id, tool_call_id=tool_call_id,
-                                         fingerprint=fingerprint)
+    async def approve_tool_call(
+        self, *, run_id: str, tool_call_id: str | None = None, fingerprint: str | None = None
+    ) -> AgentStream:
+        return await self.runtime.decide(
+            self, "approve", run_id=run_id, tool_call_id=tool_call_id, fingerprint=fingerprint
+        )
 
-    async def decline_tool_call(self, *, run_id: str, tool_call_id: str | None = None,
-                                reason: str | None = None) -> AgentStream:
+    async def decline_tool_call(
+        self, *, run_id: str, tool_call_id: str | None = None, reason: str | None = None
+    ) -> AgentStream:
         return await self.runtime.decide(self, "decline", run_id=run_id, tool_call_id=tool_call_id, reason=reason)
 
-    async def approve_tool_call_generate(self, *, run_id: str, tool_call_id: str | None = None,
-                                         fingerprint: str | None = None) -> GenerateResult:
-        return await (await self.approve_tool_call(run_id=run_id, tool_call_id=tool_call_id,
-                                                   fingerprint=fingerprint)).result()
+    async def approve_tool_call_generate(
+        self, *, run_id: str, tool_call_id: str | None = None, fingerprint: str | None = None
+    ) -> GenerateResult:
+        return await (
+            await self.approve_tool_call(run_id=run_id, tool_call_id=tool_call_id, fingerprint=fingerprint)
+        ).result()
 
-    async def decline_tool_call_generate(self, *, run_id: str, tool_call_id: str | None = None,
-                                         reason: str | None = None) -> GenerateResult:
-        return await (await self.decline_tool_call(run_id=run_id, tool_call_id=tool_call_id,
-                                                   reason=reason)).result()
+    async def decline_tool_call_generate(
+        self, *, run_id: str, tool_call_id: str | None = None, reason: str | None = None
+    ) -> GenerateResult:
+        return await (await self.decline_tool_call(run_id=run_id, tool_call_id=tool_call_id, reason=reason)).result()
 
     async def resume_stream(self, resume_data: Any, *, run_id: str, tool_call_id: str | None = None) -> AgentStream:
-        return await self.runtime.decide(self, "resume", run_id=run_id, tool_call_id=tool_call_id,
-                                         resume_data=resume_data)
+        return await self.runtime.decide(
+            self, "resume", run_id=run_id, tool_call_id=tool_call_id, resume_data=resume_data
+        )
 
-    async def resume_generate(self, resume_data: Any, *, run_id: str,
-                              tool_call_id: str | None = None) -> GenerateResult:
+    async def resume_generate(
+        self, resume_data: Any, *, run_id: str, tool_call_id: str | None = None
+    ) -> GenerateResult:
         return await (await self.resume_stream(resume_data, run_id=run_id, tool_call_id=tool_call_id)).result()
 
-    async def list_suspended_runs(self, *, thread_id: str | None = None, resource_id: str | None = None,
-                                  page: int = 0, per_page: int = 50) -> SuspendedRunList:
-        return await self.runtime.list_suspended_runs(agent_id=self.id, thread_id=thread_id,
-                                                      resource_id=resource_id, page=page, per_page=per_page)
+    async def list_suspended_runs(
+        self, *, thread_id: str | None = None, resource_id: str | None = None, page: int = 0, per_page: int = 50
+    ) -> SuspendedRunList:
+        return await self.runtime.list_suspended_runs(
+            agent_id=self.id, thread_id=thread_id, resource_id=resource_id, page=page, per_page=per_page
+        )
 
-    async def send_tool_approval(self, *, thread_id: str, resource_id: str | None = None, approved: bool,
-                                 tool_call_id: str | None = None, run_id: str | None = None,
-                                 resume_data: Any = None, reason: str | None = None) -> AgentStream:
-        return await self.runtime.send_tool_approval(self, thread_id=thread_id, resource_id=resource_id,
-                                                     approved=approved, tool_call_id=tool_call_id, run_id=run_id,
-                                                     resume_data=resume_data, reason=reason)
+    async def send_tool_approval(
+        self,
+        *,
+        thread_id: str,
+        resource_id: str | None = None,
+        approved: bool,
+        tool_call_id: str | None = None,
+        run_id: str | None = None,
+        resume_data: Any = None,
+        reason: str | None = None,
+    ) -> AgentStream:
+        return await self.runtime.send_tool_approval(
+            self,
+            thread_id=thread_id,
+            resource_id=resource_id,
+            approved=approved,
+            tool_call_id=tool_call_id,
+            run_id=run_id,
+            resume_data=resume_data,
+            reason=reason,
+        )

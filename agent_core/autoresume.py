@@ -39,11 +39,19 @@ def explicit_yes(text: str) -> bool:
     return bool(_YES.search(text)) and not _NO.search(text)
 
 
-async def auto_resume(runtime: Runtime, agent: Agent, *, thread_id: str, resource_id: str | None,
-                      history: list[Message], new_messages: list[Message]) -> AgentStream | None:
+async def auto_resume(
+    runtime: Runtime,
+    agent: Agent,
+    *,
+    thread_id: str,
+    resource_id: str | None,
+    history: list[Message],
+    new_messages: list[Message],
+) -> AgentStream | None:
     """The stream of the resumed run, or None when the message does not answer the waiting call."""
-    listing = await runtime.list_suspended_runs(agent_id=agent.id, thread_id=thread_id, resource_id=resource_id,
-                                                per_page=1)
+    listing = await runtime.list_suspended_runs(
+        agent_id=agent.id, thread_id=thread_id, resource_id=resource_id, per_page=1
+    )
     if not listing.runs or not listing.runs[0].tool_calls or not new_messages:
         return None
     run = listing.runs[0]
@@ -62,15 +70,33 @@ async def auto_resume(runtime: Runtime, agent: Agent, *, thread_id: str, resourc
         return None
     try:
         if call.kind == "suspend":
-            return await runtime.decide(agent, "resume", run_id=run.run_id, tool_call_id=call.tool_call_id,
-                                        resume_data=data, followups=new_messages)
+            return await runtime.decide(
+                agent,
+                "resume",
+                run_id=run.run_id,
+                tool_call_id=call.tool_call_id,
+                resume_data=data,
+                followups=new_messages,
+            )
         decision = data.get("decision")
         if decision == "approve" and explicit_yes(user_text):
-            return await runtime.decide(agent, "approve", run_id=run.run_id, tool_call_id=call.tool_call_id,
-                                        fingerprint=call.fingerprint, followups=new_messages)
+            return await runtime.decide(
+                agent,
+                "approve",
+                run_id=run.run_id,
+                tool_call_id=call.tool_call_id,
+                fingerprint=call.fingerprint,
+                followups=new_messages,
+            )
         if decision == "decline":
-            return await runtime.decide(agent, "decline", run_id=run.run_id, tool_call_id=call.tool_call_id,
-                                        reason=user_text or None, followups=new_messages)
+            return await runtime.decide(
+                agent,
+                "decline",
+                run_id=run.run_id,
+                tool_call_id=call.tool_call_id,
+                reason=user_text or None,
+                followups=new_messages,
+            )
     except (WardenError, ModelError):  # invalid data, or decided elsewhere meanwhile
         return None
     return None
@@ -88,7 +114,7 @@ def parse_json(text: str) -> Any:
         start, end = text.find("{"), text.rfind("}")
         if 0 <= start < end:
             try:
-                return json.loads(text[start:end + 1])
+                return json.loads(text[start : end + 1])
             except ValueError:
                 return None
     return None

@@ -10,8 +10,18 @@ from pydantic.alias_generators import to_camel
 from agent_core.models import Usage
 
 ChunkType = Literal[
-    "start", "step-start", "text-delta", "tool-call", "tool-call-approval", "tool-call-suspended",
-    "tool-result", "tool-error", "tool-output-denied", "step-finish", "finish", "error",
+    "start",
+    "step-start",
+    "text-delta",
+    "tool-call",
+    "tool-call-approval",
+    "tool-call-suspended",
+    "tool-result",
+    "tool-error",
+    "tool-output-denied",
+    "step-finish",
+    "finish",
+    "error",
 ]
 
 
@@ -93,9 +103,18 @@ class ErrorPayload(Payload):
 
 
 AnyPayload = (
-    StartPayload | StepStartPayload | TextDeltaPayload | ToolCallPayload | ToolCallApprovalPayload
-    | ToolCallSuspendedPayload | ToolResultPayload | ToolErrorPayload | ToolOutputDeniedPayload
-    | StepFinishPayload | FinishPayload | ErrorPayload
+    StartPayload
+    | StepStartPayload
+    | TextDeltaPayload
+    | ToolCallPayload
+    | ToolCallApprovalPayload
+    | ToolCallSuspendedPayload
+    | ToolResultPayload
+    | ToolErrorPayload
+    | ToolOutputDeniedPayload
+    | StepFinishPayload
+    | FinishPayload
+    | ErrorPayload
 )
 
 PAYLOAD_TYPES: dict[str, type[Payload]] = {
@@ -129,8 +148,12 @@ class Chunk(BaseModel):
         """Rebuild a chunk from its JSON form (camelCase or snake_case), picking the payload by type."""
         ptype = PAYLOAD_TYPES[data["type"]]
         payload = ptype.model_validate(data.get("payload") or {})
-        return cls(type=data["type"], run_id=data.get("runId", data.get("run_id", "")),
-                   from_=data.get("from", data.get("from_", "AGENT")), payload=payload)
+        return cls(
+            type=data["type"],
+            run_id=data.get("runId", data.get("run_id", "")),
+            from_=data.get("from", data.get("from_", "AGENT")),
+            payload=payload,
+        )
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)

@@ -126,11 +126,17 @@ async def drive(agent: Agent, state: RunState, rt: RunContext) -> AsyncIterator[
             raise ModelError(f"model {model.model_id} ended its stream without a response")
         if response.usage is not None:
             state.usage = state.usage + response.usage
-        calls = [CallState(id=rt.fresh_id(tc.id), name=tc.name, args=tc.args, args_error=tc.args_error)
-                 for tc in response.tool_calls]
-        state.messages.append(Message(
-            role="assistant", content=response.text,
-            tool_calls=[ToolCall(name=c.name, args=c.args, id=c.id) for c in calls]))
+        calls = [
+            CallState(id=rt.fresh_id(tc.id), name=tc.name, args=tc.args, args_error=tc.args_error)
+            for tc in response.tool_calls
+        ]
+        state.messages.append(
+            Message(
+                role="assistant",
+                content=response.text,
+                tool_calls=[ToolCall(name=c.name, args=c.args, id=c.id) for c in calls],
+            )
+        )
         if not calls:
             yield make_chunk("step-finish", run_id, step=state.step, finish_reason="stop")
             state.step += 1
@@ -159,8 +165,14 @@ async def _process_calls(agent: Agent, state: RunState, rt: RunContext) -> Async
             call.status = "approved"
         if call.status == "declined":
             _resolve(call, "denied", call.reason or DECLINED_MESSAGE)
-            yield make_chunk("tool-output-denied", run_id, tool_call_id=call.id, tool_name=call.name,
-                             args=call.args, reason=call.reason or DECLINED_MESSAGE)
+            yield make_chunk(
+                "tool-output-denied",
+                run_id,
+                tool_call_id=call.id,
+                tool_name=call.name,
+                args=call.args,
+                reason=call.reason or DECLINED_MESSAGE,
+            )
     runnable = [c for c in state.calls if c.status in ("approved", "resuming", "delegated")]
     if len(runnable) == 1:
         async for chunk in _run_call(agent, state, runnable[0], rt):
@@ -168,8 +180,9 @@ async def _process_calls(agent: Agent, state: RunState, rt: RunContext) -> Async
     elif runnable:
         # Independent calls of one step run concurrently (a sync tool in its own
         # thread); their chunks come out in the model's call order.
-        outcomes = await asyncio.gather(*(_collect(_run_call(agent, state, c, rt)) for c in runnable),
-                                        return_exceptions=True)
+        outcomes = await asyncio.gather(
+            *(_collect(_run_call(agent, state, c, rt)) for c in runnable), return_exceptions=True
+        )
         for outcome in outcomes:
             if isinstance(outcome, BaseException):
                 raise outcome
@@ -221,8 +234,11 @@ def _short_errors(exc: ValidationError) -> str:
 async def _needs_approval(agent: Agent, state: RunState, call: CallState, rt: RunContext) -> bool:
     if call.approved:
         return False
-    explicit = agent.delegates_require_approval(call.name) if call.name in agent.delegates else \
-        agent.tools[call.name].require_approval
+    explicit = (
+        agent.delegates_require_approval(call.name)
+        if call.name in agent.delegates
+        else agent.tools[call.name].require_approval
+    )
     if explicit is True or state.policy == "all":
         return True
     if explicit is False or state.policy == "none":
@@ -235,8 +251,15 @@ async def _needs_approval(agent: Agent, state: RunState, call: CallState, rt: Ru
         # A function cannot be stored: in another process it counts as "approval required".
         return True
     try:
-        out = fn(ToolCallInfo(tool_name=call.name, args=call.args, request_context=state.request_context,
-                              tool_call_id=call.id, agent_id=agent.id))
+        out = fn(
+            ToolCallInfo(
+                tool_name=call.name,
+                args=call.args,
+                request_context=state.request_context,
+                tool_call_id=call.id,
+                agent_id=agent.id,
+            )
+        )
         if inspect.isawaitable(out):
             out = await out
         return bool(out)
@@ -260,10 +283,17 @@ async def _execute(agent: Agent, state: RunState, call: CallState, rt: RunContex
     if call.status == "resuming" and call.resume_data is not None:
         resume = tool.resume_schema.model_validate(call.resume_data) if tool.resume_schema else call.resume_data
     call.approved = True
-    ctx = ToolContext(run_id=run_id, tool_call_id=call.id, thread_id=state.thread_id,
-                      resource_id=state.resource_id, request_context=state.request_context,
-                      resume_data=resume, agent_id=agent.id, tool_name=call.name,
-                      _suspend_schema=tool.suspend_schema)
+    ctx = ToolContext(
+        run_id=run_id,
+        tool_call_id=call.id,
+        thread_id=state.thread_id,
+        resource_id=state.resource_id,
+        request_context=state.request_context,
+        resume_data=resume,
+        agent_id=agent.id,
+        tool_name=call.name,
+        _suspend_schema=tool.suspend_schema,
+    )
     try:
         if tool.is_async:
             out = await tool.execute(inp, ctx)
@@ -299,8 +329,7 @@ async def _execute(agent: Agent, state: RunState, call: CallState, rt: RunContex
         yield make_chunk("tool-error", run_id, tool_call_id=call.id, tool_name=call.name, error=message)
         return
     _resolve(call, "result", result)
-    yield make_chunk("tool-result", run_id, tool_call_id=call.id, tool_name=call.name, result=result,
-                     is_error=False)
+    yield make_chunk("tool-result", run_id, tool_call_id=call.id, tool_name=call.name, result=result, is_error=False)
 
 
 async def _delegate(agent: Agent, state: RunState, call: CallState, rt: RunContext) -> AsyncIterator[Chunk]:
@@ -320,12 +349,12 @@ async def _delegate(agent: Agent, state: RunState, call: CallState, rt: RunConte
             pass
     except WardenError as exc:
         _resolve(call, "error", f"Sub-agent {sub.id!r} failed: {exc.message}")
-        yield make_chunk("tool-error", state.run_id, tool_call_id=call.id, tool_name=call.name,
-                         error=call.result)
+        yield make_chunk("tool-error", state.run_id, tool_call_id=call.id, tool_name=call.name, error=call.result)
         return
     if child.outcome == "suspended":
         return
     text = "".join(m.content for m in child.messages[-1:] if m.role == "assistant")
     _resolve(call, "result", text)
-    yield make_chunk("tool-result", state.run_id, tool_call_id=call.id, tool_name=call.name, result=text,
-                     is_error=False)
+    yield make_chunk(
+        "tool-result", state.run_id, tool_call_id=call.id, tool_name=call.name, result=text, is_error=False
+    )

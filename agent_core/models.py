@@ -32,8 +32,9 @@ class ToolCall(BaseModel):
     id: str | None = None
     args_error: str | None = None
 
-    def __init__(self, name: str | None = None, args: dict[str, Any] | None = None,
-                 id: str | None = None, **data: Any) -> None:
+    def __init__(
+        self, name: str | None = None, args: dict[str, Any] | None = None, id: str | None = None, **data: Any
+    ) -> None:
         if name is not None:
             data["name"] = name
         if args is not None:
@@ -74,8 +75,9 @@ class Usage(BaseModel):
         return self.input_tokens + self.output_tokens
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(input_tokens=self.input_tokens + other.input_tokens,
-                     output_tokens=self.output_tokens + other.output_tokens)
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens, output_tokens=self.output_tokens + other.output_tokens
+        )
 
 
 class ModelResponse(BaseModel):

@@ -17,8 +17,7 @@ from agent_core.models import Message, Usage
 
 SNAPSHOT_FORMAT = 1
 
-CallStatus = Literal["new", "awaiting_approval", "approved", "declined", "suspended", "resuming",
-                     "delegated", "done"]
+CallStatus = Literal["new", "awaiting_approval", "approved", "declined", "suspended", "resuming", "delegated", "done"]
 #: A call in one of these states blocks its step until someone decides.
 WAITING: frozenset[str] = frozenset({"awaiting_approval", "suspended", "delegated"})
 
@@ -80,11 +79,14 @@ class RunState(BaseModel):
         try:
             state = cls.model_validate_json(text)
         except ValidationError as exc:
-            raise CorruptSnapshot(f"snapshot of run {run_id!r} in {store} is corrupt: {exc.errors()[0]['msg']}"
-                                  ) from exc
+            raise CorruptSnapshot(
+                f"snapshot of run {run_id!r} in {store} is corrupt: {exc.errors()[0]['msg']}"
+            ) from exc
         if state.format > SNAPSHOT_FORMAT:
-            raise CorruptSnapshot(f"snapshot of run {run_id!r} in {store} has format {state.format}, "
-                                  f"newer than this Warden understands ({SNAPSHOT_FORMAT})")
+            raise CorruptSnapshot(
+                f"snapshot of run {run_id!r} in {store} has format {state.format}, "
+                f"newer than this Warden understands ({SNAPSHOT_FORMAT})"
+            )
         return state
 
 

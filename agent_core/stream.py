@@ -200,8 +200,15 @@ class GenerateResult(BaseModel):
             finish = "suspended"
         elif status == "failed":
             finish = "error"
-        return cls(run_id=run_id, text="".join(text), finish_reason=finish or "stop",
-                   suspend_payload=stream.suspend_payload if stream and status == "suspended" else None,
-                   steps=steps, tool_calls=tool_calls, tool_results=tool_results,
-                   usage=stream.usage if stream else Usage(), error=stream.error if stream else None,
-                   status=status)
+        return cls(
+            run_id=run_id,
+            text="".join(text),
+            finish_reason=finish or "stop",
+            suspend_payload=stream.suspend_payload if stream and status == "suspended" else None,
+            steps=steps,
+            tool_calls=tool_calls,
+            tool_results=tool_results,
+            usage=stream.usage if stream else Usage(),
+            error=stream.error if stream else None,
+            status=status,
+        )

@@ -79,8 +79,12 @@ class Tool:
         resume_schema: type[BaseModel] | None = None,
         require_approval: bool | None = None,
     ) -> None:
-        for name, schema in (("input_schema", input_schema), ("output_schema", output_schema),
-                             ("suspend_schema", suspend_schema), ("resume_schema", resume_schema)):
+        for name, schema in (
+            ("input_schema", input_schema),
+            ("output_schema", output_schema),
+            ("suspend_schema", suspend_schema),
+            ("resume_schema", resume_schema),
+        ):
             if schema is not None and not (isinstance(schema, type) and issubclass(schema, BaseModel)):
                 raise InvalidToolDefinition(f"tool {id!r}: {name} must be a pydantic BaseModel subclass")
         if not callable(execute):
@@ -129,9 +133,16 @@ def create_tool(
     """Mastra's ``createTool``: ``execute(input, ctx)`` may be sync or async."""
     if input_schema is None:
         input_schema = create_model(f"{_camel(id)}Input", __config__=ConfigDict(extra="forbid"))
-    return Tool(id=id, description=description, input_schema=input_schema, execute=execute,
-                output_schema=output_schema, suspend_schema=suspend_schema, resume_schema=resume_schema,
-                require_approval=require_approval)
+    return Tool(
+        id=id,
+        description=description,
+        input_schema=input_schema,
+        execute=execute,
+        output_schema=output_schema,
+        suspend_schema=suspend_schema,
+        resume_schema=resume_schema,
+        require_approval=require_approval,
+    )
 
 
 def tool(
@@ -173,15 +184,24 @@ def tool(
             return kwargs
 
         if is_async:
+
             async def execute(inp: BaseModel, ctx: ToolContext) -> Any:
                 return await f(**call_kwargs(inp, ctx))
         else:
+
             def execute(inp: BaseModel, ctx: ToolContext) -> Any:
                 return f(**call_kwargs(inp, ctx))
 
-        return Tool(id=tool_id, description=description or inspect.getdoc(f) or "", input_schema=schema,
-                    execute=execute, output_schema=output_schema, suspend_schema=suspend_schema,
-                    resume_schema=resume_schema, require_approval=require_approval)
+        return Tool(
+            id=tool_id,
+            description=description or inspect.getdoc(f) or "",
+            input_schema=schema,
+            execute=execute,
+            output_schema=output_schema,
+            suspend_schema=suspend_schema,
+            resume_schema=resume_schema,
+            require_approval=require_approval,
+        )
 
     return build(fn) if fn is not None else build
 

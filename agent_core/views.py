@@ -29,10 +29,18 @@ class PendingToolCall(_View):
 
     @classmethod
     def from_row(cls, row: PendingCallRow) -> PendingToolCall:
-        return cls(tool_call_id=row.tool_call_id, tool_name=row.tool_name, args=row.args,
-                   requires_approval=row.kind == "approval", kind=row.kind, suspend_payload=row.suspend_payload,
-                   resume_schema=row.resume_schema, fingerprint=row.fingerprint, agent_path=row.agent_path,
-                   pending_since=datetime.fromtimestamp(row.created_at, UTC))
+        return cls(
+            tool_call_id=row.tool_call_id,
+            tool_name=row.tool_name,
+            args=row.args,
+            requires_approval=row.kind == "approval",
+            kind=row.kind,
+            suspend_payload=row.suspend_payload,
+            resume_schema=row.resume_schema,
+            fingerprint=row.fingerprint,
+            agent_path=row.agent_path,
+            pending_since=datetime.fromtimestamp(row.created_at, UTC),
+        )
 
 
 class SuspendedRun(_View):
@@ -46,9 +54,14 @@ class SuspendedRun(_View):
     @classmethod
     def from_row(cls, row: SuspendedRunRow) -> SuspendedRun:
         r = row.run
-        return cls(run_id=r.run_id, agent_id=r.agent_id, thread_id=r.thread_id, resource_id=r.resource_id,
-                   suspended_at=datetime.fromtimestamp(r.suspended_at, UTC),
-                   tool_calls=[PendingToolCall.from_row(c) for c in row.calls])
+        return cls(
+            run_id=r.run_id,
+            agent_id=r.agent_id,
+            thread_id=r.thread_id,
+            resource_id=r.resource_id,
+            suspended_at=datetime.fromtimestamp(r.suspended_at, UTC),
+            tool_calls=[PendingToolCall.from_row(c) for c in row.calls],
+        )
 
 
 class SuspendedRunList(_View):

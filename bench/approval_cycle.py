@@ -44,8 +44,7 @@ def build_supervisor() -> Agent:
 
     def model(messages, info):
         if messages[-1].role == "user":
-            return ModelResponse(tool_calls=[ToolCall(name="agent-worker", args={"prompt": "delete abc-123"},
-                                                      id="s1")])
+            return ModelResponse(tool_calls=[ToolCall(name="agent-worker", args={"prompt": "delete abc-123"}, id="s1")])
         return ModelResponse(text="supervised: done")
 
     return Agent(id="bench", model=FunctionModel(model), agents={"worker": worker})

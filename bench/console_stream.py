@@ -97,9 +97,13 @@ async def bench_log_throughput(n: int) -> dict[str, float]:
         typed = len(screen.query_one("#prompt").value)
         assert screen.chunks_seen == n + 2, screen.chunks_seen
         assert screen.log_view.line_count <= screen.log_view.max_lines
-    return {"chunks_per_s": n / elapsed, "seconds": elapsed, "keys": typed,
-            "key_p50_ms": statistics.median(latencies) * 1000 if latencies else float("nan"),
-            "key_max_ms": max(latencies) * 1000 if latencies else float("nan")}
+    return {
+        "chunks_per_s": n / elapsed,
+        "seconds": elapsed,
+        "keys": typed,
+        "key_p50_ms": statistics.median(latencies) * 1000 if latencies else float("nan"),
+        "key_max_ms": max(latencies) * 1000 if latencies else float("nan"),
+    }
 
 
 CHILD_FIRST_FRAME = """
@@ -142,8 +146,14 @@ def bench_runs_list(db: Path, repeat: int = 7, args: tuple[str, ...] = ()) -> li
     env = {**os.environ, "WARDEN_DB": str(db)}
     for _ in range(repeat):
         t = time.perf_counter()
-        out = subprocess.run([sys.executable, "-m", "tui.cli", "runs", "list", *args], env=env, cwd=ROOT,
-                             capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-m", "tui.cli", "runs", "list", *args],
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         times.append(time.perf_counter() - t)
         assert out.stdout
     return times
@@ -204,19 +214,25 @@ def main() -> None:
     os.environ["WARDEN_DEMO_DELAY"] = "0"
 
     log = asyncio.run(bench_log_throughput(ns.chunks))
-    print(f"log pane: {ns.chunks} text-delta chunks in {log['seconds']:.2f} s = {log['chunks_per_s']:,.0f} chunks/s "
-          f"(target >= 5,000); {log['keys']} keys handled meanwhile, key latency p50 {log['key_p50_ms']:.1f} ms, "
-          f"max {log['key_max_ms']:.1f} ms")
+    print(
+        f"log pane: {ns.chunks} text-delta chunks in {log['seconds']:.2f} s = {log['chunks_per_s']:,.0f} chunks/s "
+        f"(target >= 5,000); {log['keys']} keys handled meanwhile, key latency p50 {log['key_p50_ms']:.1f} ms, "
+        f"max {log['key_max_ms']:.1f} ms"
+    )
 
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "warden.db"
         asyncio.run(fill_pending(db, 5))
         first = bench_first_frame(Path(tmp) / "empty.db")
-        print(f"first interactive frame (`warden --db F` process start -> prompt focused, demo runtime): "
-              f"median {statistics.median(first):.3f} s, min {min(first):.3f} s (target < 1 s)")
+        print(
+            f"first interactive frame (`warden --db F` process start -> prompt focused, demo runtime): "
+            f"median {statistics.median(first):.3f} s, min {min(first):.3f} s (target < 1 s)"
+        )
         listing = bench_runs_list(db)
-        print(f"warden runs list (5 pending): median {statistics.median(listing):.3f} s, "
-              f"min {min(listing):.3f} s (target < 0.3 s)")
+        print(
+            f"warden runs list (5 pending): median {statistics.median(listing):.3f} s, "
+            f"min {min(listing):.3f} s (target < 0.3 s)"
+        )
 
         big = Path(tmp) / "big.db"
         t = time.perf_counter()
@@ -225,8 +241,10 @@ def main() -> None:
         listing = bench_runs_list(big, repeat=5)
         print(f"warden runs list ({ns.pending} pending, first page of 50): median {statistics.median(listing):.3f} s")
         picker = asyncio.run(bench_picker(big))
-        print(f"pending picker with {picker['total']} runs: first page {picker['first_page_s'] * 1000:.0f} ms "
-              f"after app start, another page (query + table) median {picker['page_150_s'] * 1000:.0f} ms")
+        print(
+            f"pending picker with {picker['total']} runs: first page {picker['first_page_s'] * 1000:.0f} ms "
+            f"after app start, another page (query + table) median {picker['page_150_s'] * 1000:.0f} ms"
+        )
 
 
 if __name__ == "__main__":

@@ -30,15 +30,30 @@ async def fill(store: SqliteStore, start: int, stop: int) -> None:
             db.executemany(
                 "INSERT INTO runs (run_id, agent_id, thread_id, resource_id, status, snapshot, version, created_at, "
                 "suspended_at, updated_at) VALUES (?, 'ops', ?, ?, 'suspended', '{}', 1, ?, ?, ?)",
-                [(f"run-{i:07d}", f"thread-{i % 5000}", f"user-{i % 700}", 1e9 + i, 1e9 + i, 1e9 + i)
-                 for i in range(lo, hi)])
-            rows = [PendingCallRow(run_id=f"run-{i:07d}", tool_call_id="c1", tool_name="delete_record",
-                                   kind="approval", args={"id": f"rec-{i}"}, fingerprint="sha256:" + "0" * 64,
-                                   agent_path=["ops"], created_at=1e9 + i) for i in range(lo, hi)]
+                [
+                    (f"run-{i:07d}", f"thread-{i % 5000}", f"user-{i % 700}", 1e9 + i, 1e9 + i, 1e9 + i)
+                    for i in range(lo, hi)
+                ],
+            )
+            rows = [
+                PendingCallRow(
+                    run_id=f"run-{i:07d}",
+                    tool_call_id="c1",
+                    tool_name="delete_record",
+                    kind="approval",
+                    args={"id": f"rec-{i}"},
+                    fingerprint="sha256:" + "0" * 64,
+                    agent_path=["ops"],
+                    created_at=1e9 + i,
+                )
+                for i in range(lo, hi)
+            ]
             from storage.sqlite import _CALL_COLS, _call_params
 
-            db.executemany(f"INSERT INTO pending_calls ({_CALL_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                           [_call_params(r) for r in rows])
+            db.executemany(
+                f"INSERT INTO pending_calls ({_CALL_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [_call_params(r) for r in rows],
+            )
             db.execute("COMMIT")
 
         await store._call(insert)

@@ -57,8 +57,11 @@ def hostile_runtime(db: Path):
         body: str
 
     def model(messages, info):
-        args = {"to": "ceo@example.com\u202emoc.live", "subject": "\x1b]0;PWNED\x07",
-                "body": "[@click=app.quit]x[/] [$accent]x \u200b"}
+        args = {
+            "to": "ceo@example.com\u202emoc.live",
+            "subject": "\x1b]0;PWNED\x07",
+            "body": "[@click=app.quit]x[/] [$accent]x \u200b",
+        }
         return ModelResponse(text="Sending it now.", tool_calls=[ToolCall("send_email", args, id="call_0_0")])
 
     async def send(input, ctx):
@@ -69,11 +72,22 @@ def hostile_runtime(db: Path):
     return Runtime(agents={"ops": agent}, storage=SqliteStore(db))
 
 
-async def shoot(name: str, db: Path, scenario: Callable[[WardenApp, object], Awaitable[None]],
-                delay: float = 0.0, size: tuple[int, int] = SIZE, runtime=None) -> Path:
+async def shoot(
+    name: str,
+    db: Path,
+    scenario: Callable[[WardenApp, object], Awaitable[None]],
+    delay: float = 0.0,
+    size: tuple[int, int] = SIZE,
+    runtime=None,
+) -> Path:
     runtime = runtime or build_demo_runtime(db, model=DemoModel(delay=delay))
-    app = WardenApp(LocalBackend(runtime, store_label="~/.local/share/warden/warden.db"), approval_guard=0,
-                    picker_refresh=0, status_refresh=0, cursor_blink=False)
+    app = WardenApp(
+        LocalBackend(runtime, store_label="~/.local/share/warden/warden.db"),
+        approval_guard=0,
+        picker_refresh=0,
+        status_refresh=0,
+        cursor_blink=False,
+    )
     async with app.run_test(size=size) as pilot:
         await until(pilot, lambda: app.focused is not None)
         await scenario(app, pilot)
@@ -133,8 +147,12 @@ async def help_screen(app, pilot):
 
 async def seed(db: Path) -> None:
     async with build_demo_runtime(db, model=DemoModel(delay=0)) as runtime:
-        for agent, prompt in [("ops", "delete record abc-125"), ("ops", "refund order ord-1042 for 250"),
-                              ("ops", "what's the weather"), ("supervisor", "find user 12345")]:
+        for agent, prompt in [
+            ("ops", "delete record abc-125"),
+            ("ops", "refund order ord-1042 for 250"),
+            ("ops", "what's the weather"),
+            ("supervisor", "find user 12345"),
+        ]:
             stream = await runtime.get_agent(agent).stream(prompt, thread_id=f"thread-{agent}")
             await stream.text()
 
@@ -163,8 +181,9 @@ async def main() -> None:
         shots.append(await shoot("run-screen", t / "a.db", run_finished))
         shots.append(await shoot("run-screen-mid-stream", t / "b.db", mid_stream, delay=0.05))
         shots.append(await shoot("approval-modal", t / "c.db", approval))
-        shots.append(await shoot("approval-modal-hostile-args", t / "d.db", hostile,
-                                 runtime=hostile_runtime(t / "d.db")))
+        shots.append(
+            await shoot("approval-modal-hostile-args", t / "d.db", hostile, runtime=hostile_runtime(t / "d.db"))
+        )
         shots.append(await shoot("suspend-form-error", t / "e.db", form_error, size=(120, 40)))
         await seed(t / "f.db")
         shots.append(await shoot("relaunch-picker", t / "f.db", picker))

@@ -9,15 +9,16 @@ on stdout (with the real port when ``--port 0`` asked for any free one).
 from __future__ import annotations
 
 import importlib
-import inspect
 import ipaddress
 import logging
 import os
-import sys
 from typing import Any
 
 import uvicorn
 
+from agent_core import Runtime
+from agent_core.app_loader import AppLoadError
+from agent_core.app_loader import load_runtime as load_app
 from server.app import DEFAULT_MAX_BODY_BYTES, create_app
 
 log = logging.getLogger("warden.server")
@@ -39,30 +40,12 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def load_runtime(spec: str) -> Any:
-    """``"package.module:attr"`` -> the object; a callable (factory) is called with no arguments."""
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        raise ServeError(f"--app must look like 'module:attribute', got {spec!r}")
-    if "" not in sys.path and os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
+def load_runtime(spec: str) -> Runtime:
+    """The ``Runtime`` named by ``spec``; a mistake is a ``ServeError`` of one line."""
     try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ServeError(f"cannot import {module_name!r}: {exc}") from exc
-    obj: Any = module
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError as exc:
-            raise ServeError(f"module {module_name!r} has no attribute {attr!r}") from exc
-    if callable(obj) and not hasattr(obj, "agents"):
-        obj = obj()
-    if inspect.isawaitable(obj):
-        raise ServeError(f"{spec!r} is an async factory; give a Runtime or a plain function returning one")
-    if not hasattr(obj, "agents") or not hasattr(obj, "get_agent"):
-        raise ServeError(f"{spec!r} is not a Runtime (it has no 'agents' / 'get_agent')")
-    return obj
+        return load_app(spec)
+    except AppLoadError as exc:
+        raise ServeError(exc.message) from exc
 
 
 def resolve_token(token: str | None) -> str | None:

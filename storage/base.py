@@ -27,8 +27,9 @@ class Store(Protocol):
     #: human-readable identity used in error messages, e.g. ``SqliteStore('/tmp/w.db')``.
     name: str
 
-    async def save_suspended(self, run: RunRow, pending: list[PendingCallRow], *,
-                             owner: str | None = None, applied: list[str] | None = None) -> None:
+    async def save_suspended(
+        self, run: RunRow, pending: list[PendingCallRow], *, owner: str | None = None, applied: list[str] | None = None
+    ) -> None:
         """Store a suspended run with its pending calls.
 
         ``owner=None``: a fresh run (insert). Otherwise the caller holds the
@@ -38,8 +39,16 @@ class Store(Protocol):
         """
         ...
 
-    async def claim(self, run_id: str, tool_call_id: str | None, *, kinds: tuple[CallKind, ...],
-                    decide: DecideFn, owner: str, lease_seconds: float) -> ClaimResult:
+    async def claim(
+        self,
+        run_id: str,
+        tool_call_id: str | None,
+        *,
+        kinds: tuple[CallKind, ...],
+        decide: DecideFn,
+        owner: str,
+        lease_seconds: float,
+    ) -> ClaimResult:
         """Compare-and-set one pending call to a decision, audit it, and try to take the run's lease."""
         ...
 
@@ -69,15 +78,22 @@ class Store(Protocol):
 
     async def get_calls(self, run_id: str) -> list[PendingCallRow]: ...
 
-    async def list_suspended(self, *, agent_id: str | None = None, thread_id: str | None = None,
-                             resource_id: str | None = None, page: int = 0,
-                             per_page: int = 50) -> tuple[list[SuspendedRunRow], int]: ...
+    async def list_suspended(
+        self,
+        *,
+        agent_id: str | None = None,
+        thread_id: str | None = None,
+        resource_id: str | None = None,
+        page: int = 0,
+        per_page: int = 50,
+    ) -> tuple[list[SuspendedRunRow], int]: ...
 
     async def audit_log(self, run_id: str | None = None, tool_call_id: str | None = None) -> list[AuditRow]: ...
 
     async def load_messages(self, thread_id: str, *, limit: int | None = None) -> list[dict[str, Any]]: ...
 
-    async def append_messages(self, thread_id: str, resource_id: str | None,
-                              messages: list[dict[str, Any]]) -> None: ...
+    async def append_messages(
+        self, thread_id: str, resource_id: str | None, messages: list[dict[str, Any]]
+    ) -> None: ...
 
     async def aclose(self) -> None: ...

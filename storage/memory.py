@@ -47,8 +47,9 @@ class InMemoryStore:
     async def aclose(self) -> None:
         self._closed = True
 
-    async def save_suspended(self, run: RunRow, pending: list[PendingCallRow], *,
-                             owner: str | None = None, applied: list[str] | None = None) -> None:
+    async def save_suspended(
+        self, run: RunRow, pending: list[PendingCallRow], *, owner: str | None = None, applied: list[str] | None = None
+    ) -> None:
         self._check()
         now = time.time()
         calls = self._calls.setdefault(run.run_id, {})
@@ -72,11 +73,20 @@ class InMemoryStore:
         for c in pending:
             calls.setdefault(c.tool_call_id, copy.copy(c))
 
-    async def claim(self, run_id: str, tool_call_id: str | None, *, kinds: tuple[CallKind, ...],
-                    decide: DecideFn, owner: str, lease_seconds: float) -> ClaimResult:
+    async def claim(
+        self,
+        run_id: str,
+        tool_call_id: str | None,
+        *,
+        kinds: tuple[CallKind, ...],
+        decide: DecideFn,
+        owner: str,
+        lease_seconds: float,
+    ) -> ClaimResult:
         self._check()
         audited = tool_call_id is not None and any(
-            a.run_id == run_id and a.tool_call_id == tool_call_id for a in self._audit)
+            a.run_id == run_id and a.tool_call_id == tool_call_id for a in self._audit
+        )
         run = self._runs.get(run_id)
         if run is None:
             return ClaimResult("no_run", audited=audited)
@@ -96,10 +106,19 @@ class InMemoryStore:
         decision = decide(copy.copy(call), copy.copy(run))
         now = time.time()
         call.status = decision.status
-        self._audit.append(AuditRow(run_id=run_id, tool_call_id=call.tool_call_id, agent_id=run.agent_id,
-                                    tool_name=call.tool_name, decision=decision.status,
-                                    fingerprint=call.fingerprint, reason=decision.reason, decided_at=now,
-                                    actor=decision.actor))
+        self._audit.append(
+            AuditRow(
+                run_id=run_id,
+                tool_call_id=call.tool_call_id,
+                agent_id=run.agent_id,
+                tool_name=call.tool_name,
+                decision=decision.status,
+                fingerprint=call.fingerprint,
+                reason=decision.reason,
+                decided_at=now,
+                actor=decision.actor,
+            )
+        )
         lease = self._leases.get(run_id)
         if lease is None or lease[1] < now:
             self._leases[run_id] = (owner, now + lease_seconds)
@@ -136,10 +155,18 @@ class InMemoryStore:
         call = self._calls.get(run_id, {}).get(reset_call or "")
         if call is not None and call.status != "pending":
             call.status = "pending"
-            self._audit.append(AuditRow(run_id=run_id, tool_call_id=call.tool_call_id, agent_id=run.agent_id,
-                                        tool_name=call.tool_name, decision="withdrawn", fingerprint=call.fingerprint,
-                                        reason="decision interrupted before it was applied",
-                                        decided_at=time.time()))
+            self._audit.append(
+                AuditRow(
+                    run_id=run_id,
+                    tool_call_id=call.tool_call_id,
+                    agent_id=run.agent_id,
+                    tool_name=call.tool_name,
+                    decision="withdrawn",
+                    fingerprint=call.fingerprint,
+                    reason="decision interrupted before it was applied",
+                    decided_at=time.time(),
+                )
+            )
 
     async def finish_run(self, run_id: str, owner: str | None) -> None:
         self._check()
@@ -165,32 +192,47 @@ class InMemoryStore:
         calls = sorted(self._calls.get(run_id, {}).values(), key=lambda c: (c.created_at, c.seq))
         return [copy.copy(c) for c in calls]
 
-    async def list_suspended(self, *, agent_id: str | None = None, thread_id: str | None = None,
-                             resource_id: str | None = None, page: int = 0,
-                             per_page: int = 50) -> tuple[list[SuspendedRunRow], int]:
+    async def list_suspended(
+        self,
+        *,
+        agent_id: str | None = None,
+        thread_id: str | None = None,
+        resource_id: str | None = None,
+        page: int = 0,
+        per_page: int = 50,
+    ) -> tuple[list[SuspendedRunRow], int]:
         self._check()
         now = time.time()
         for run_id, (_, until) in list(self._leases.items()):
             if until < now and run_id in self._runs:
                 self._leases.pop(run_id)
                 self._runs[run_id].status = "suspended"
-        runs = [r for r in self._runs.values() if r.status == "suspended"
-                and (agent_id is None or r.agent_id == agent_id)
-                and (thread_id is None or r.thread_id == thread_id)
-                and (resource_id is None or r.resource_id == resource_id)]
+        runs = [
+            r
+            for r in self._runs.values()
+            if r.status == "suspended"
+            and (agent_id is None or r.agent_id == agent_id)
+            and (thread_id is None or r.thread_id == thread_id)
+            and (resource_id is None or r.resource_id == resource_id)
+        ]
         runs.sort(key=lambda r: (r.suspended_at, r.run_id), reverse=True)
-        window = runs[page * per_page:(page + 1) * per_page]
+        window = runs[page * per_page : (page + 1) * per_page]
         out = []
         for r in window:
-            calls = sorted((c for c in self._calls.get(r.run_id, {}).values() if c.status == "pending"),
-                           key=lambda c: (c.created_at, c.seq))
+            calls = sorted(
+                (c for c in self._calls.get(r.run_id, {}).values() if c.status == "pending"),
+                key=lambda c: (c.created_at, c.seq),
+            )
             out.append(SuspendedRunRow(run=copy.copy(r), calls=[copy.copy(c) for c in calls]))
         return out, len(runs)
 
     async def audit_log(self, run_id: str | None = None, tool_call_id: str | None = None) -> list[AuditRow]:
         self._check()
-        return [copy.copy(a) for a in self._audit
-                if (run_id is None or a.run_id == run_id) and (tool_call_id is None or a.tool_call_id == tool_call_id)]
+        return [
+            copy.copy(a)
+            for a in self._audit
+            if (run_id is None or a.run_id == run_id) and (tool_call_id is None or a.tool_call_id == tool_call_id)
+        ]
 
     async def load_messages(self, thread_id: str, *, limit: int | None = None) -> list[dict[str, Any]]:
         self._check()
@@ -199,7 +241,6 @@ class InMemoryStore:
             msgs = msgs[-limit:] if limit else []
         return copy.deepcopy(msgs)
 
-    async def append_messages(self, thread_id: str, resource_id: str | None,
-                              messages: list[dict[str, Any]]) -> None:
+    async def append_messages(self, thread_id: str, resource_id: str | None, messages: list[dict[str, Any]]) -> None:
         self._check()
         self._messages.setdefault(thread_id, []).extend(copy.deepcopy(messages))

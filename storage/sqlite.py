@@ -131,8 +131,10 @@ _MIGRATIONS: dict[int, str] = {
 }
 
 _RUN_COLS = "run_id, agent_id, thread_id, resource_id, status, snapshot, version, created_at, suspended_at, error"
-_CALL_COLS = ("run_id, tool_call_id, tool_name, kind, status, fingerprint, args, suspend_payload, "
-              "resume_schema, agent_path, seq, created_at")
+_CALL_COLS = (
+    "run_id, tool_call_id, tool_name, kind, status, fingerprint, args, suspend_payload, "
+    "resume_schema, agent_path, seq, created_at"
+)
 
 
 def _statements(script: str) -> list[str]:
@@ -157,23 +159,52 @@ def _dumps(value: Any) -> str:
 
 
 def _run(row: tuple) -> RunRow:
-    return RunRow(run_id=row[0], agent_id=row[1], thread_id=row[2], resource_id=row[3], status=row[4],
-                  snapshot=row[5], version=row[6], created_at=row[7], suspended_at=row[8], error=row[9])
+    return RunRow(
+        run_id=row[0],
+        agent_id=row[1],
+        thread_id=row[2],
+        resource_id=row[3],
+        status=row[4],
+        snapshot=row[5],
+        version=row[6],
+        created_at=row[7],
+        suspended_at=row[8],
+        error=row[9],
+    )
 
 
 def _call(row: tuple) -> PendingCallRow:
     return PendingCallRow(
-        run_id=row[0], tool_call_id=row[1], tool_name=row[2], kind=row[3], status=row[4], fingerprint=row[5],
-        args=json.loads(row[6]), suspend_payload=None if row[7] is None else json.loads(row[7]),
-        resume_schema=None if row[8] is None else json.loads(row[8]), agent_path=json.loads(row[9]),
-        seq=row[10], created_at=row[11])
+        run_id=row[0],
+        tool_call_id=row[1],
+        tool_name=row[2],
+        kind=row[3],
+        status=row[4],
+        fingerprint=row[5],
+        args=json.loads(row[6]),
+        suspend_payload=None if row[7] is None else json.loads(row[7]),
+        resume_schema=None if row[8] is None else json.loads(row[8]),
+        agent_path=json.loads(row[9]),
+        seq=row[10],
+        created_at=row[11],
+    )
 
 
 def _call_params(c: PendingCallRow) -> tuple:
-    return (c.run_id, c.tool_call_id, c.tool_name, c.kind, c.status, c.fingerprint, _dumps(c.args),
-            None if c.suspend_payload is None else _dumps(c.suspend_payload),
-            None if c.resume_schema is None else _dumps(c.resume_schema), _dumps(c.agent_path), c.seq,
-            c.created_at)
+    return (
+        c.run_id,
+        c.tool_call_id,
+        c.tool_name,
+        c.kind,
+        c.status,
+        c.fingerprint,
+        _dumps(c.args),
+        None if c.suspend_payload is None else _dumps(c.suspend_payload),
+        None if c.resume_schema is None else _dumps(c.resume_schema),
+        _dumps(c.agent_path),
+        c.seq,
+        c.created_at,
+    )
 
 
 class SqliteStore:
@@ -184,8 +215,14 @@ class SqliteStore:
     store that is never closed does not keep the process alive.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
-                 busy_timeout_ms: int = 10_000, inline: bool | None = None) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
+        busy_timeout_ms: int = 10_000,
+        inline: bool | None = None,
+    ) -> None:
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError("synchronous must be 'NORMAL' or 'FULL'")
         self.path = str(path)
@@ -251,7 +288,8 @@ class SqliteStore:
             if current > SCHEMA_VERSION:
                 raise SchemaTooNew(
                     f"{self.name} has schema version {current}, newer than this Warden "
-                    f"(knows {SCHEMA_VERSION}); upgrade Warden to use it")
+                    f"(knows {SCHEMA_VERSION}); upgrade Warden to use it"
+                )
             for version in range(current + 1, SCHEMA_VERSION + 1):
                 for statement in _statements(_MIGRATIONS[version]):
                     db.execute(statement)
@@ -323,12 +361,14 @@ class SqliteStore:
             await conn.close()
 
     # -- runs -------------------------------------------------------------------------
-    async def save_suspended(self, run: RunRow, pending: list[PendingCallRow], *,
-                             owner: str | None = None, applied: list[str] | None = None) -> None:
+    async def save_suspended(
+        self, run: RunRow, pending: list[PendingCallRow], *, owner: str | None = None, applied: list[str] | None = None
+    ) -> None:
         await self._call(self._save_suspended, run, pending, owner, applied or [])
 
-    def _save_suspended(self, db: sqlite3.Connection, run: RunRow, pending: list[PendingCallRow],
-                        owner: str | None, applied: list[str]) -> None:
+    def _save_suspended(
+        self, db: sqlite3.Connection, run: RunRow, pending: list[PendingCallRow], owner: str | None, applied: list[str]
+    ) -> None:
         now = time.time()
 
         def body() -> None:
@@ -336,46 +376,82 @@ class SqliteStore:
                 db.execute(
                     "INSERT INTO runs (run_id, agent_id, thread_id, resource_id, status, snapshot, version, "
                     "created_at, suspended_at, updated_at) VALUES (?, ?, ?, ?, 'suspended', ?, 1, ?, ?, ?)",
-                    (run.run_id, run.agent_id, run.thread_id, run.resource_id, run.snapshot,
-                     run.created_at or now, run.suspended_at or now, now))
+                    (
+                        run.run_id,
+                        run.agent_id,
+                        run.thread_id,
+                        run.resource_id,
+                        run.snapshot,
+                        run.created_at or now,
+                        run.suspended_at or now,
+                        now,
+                    ),
+                )
             else:
                 cur = db.execute(
                     "UPDATE runs SET status = 'suspended', snapshot = ?, version = version + 1, "
                     "lease_owner = NULL, lease_until = NULL, suspended_at = ?, updated_at = ? "
                     "WHERE run_id = ? AND lease_owner = ?",
-                    (run.snapshot, run.suspended_at or now, now, run.run_id, owner))
+                    (run.snapshot, run.suspended_at or now, now, run.run_id, owner),
+                )
                 if cur.rowcount != 1:
                     raise StorageError(f"{self.name}: lost the lease on run {run.run_id!r}; not saved")
                 if applied:
-                    db.executemany("DELETE FROM pending_calls WHERE run_id = ? AND tool_call_id = ?",
-                                   [(run.run_id, cid) for cid in applied])
+                    db.executemany(
+                        "DELETE FROM pending_calls WHERE run_id = ? AND tool_call_id = ?",
+                        [(run.run_id, cid) for cid in applied],
+                    )
             db.executemany(
                 f"INSERT INTO pending_calls ({_CALL_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (run_id, tool_call_id) DO NOTHING",
-                [_call_params(c) for c in pending])
+                [_call_params(c) for c in pending],
+            )
 
         self._tx(db, body)
 
-    async def claim(self, run_id: str, tool_call_id: str | None, *, kinds: tuple[CallKind, ...],
-                    decide: DecideFn, owner: str, lease_seconds: float) -> ClaimResult:
+    async def claim(
+        self,
+        run_id: str,
+        tool_call_id: str | None,
+        *,
+        kinds: tuple[CallKind, ...],
+        decide: DecideFn,
+        owner: str,
+        lease_seconds: float,
+    ) -> ClaimResult:
         return await self._call(self._claim, run_id, tool_call_id, kinds, decide, owner, lease_seconds)
 
-    def _claim(self, db: sqlite3.Connection, run_id: str, tool_call_id: str | None,
-               kinds: tuple[CallKind, ...], decide: DecideFn, owner: str, lease_seconds: float) -> ClaimResult:
+    def _claim(
+        self,
+        db: sqlite3.Connection,
+        run_id: str,
+        tool_call_id: str | None,
+        kinds: tuple[CallKind, ...],
+        decide: DecideFn,
+        owner: str,
+        lease_seconds: float,
+    ) -> ClaimResult:
         def audited() -> bool:
             if tool_call_id is None:
                 return False
-            return db.execute("SELECT 1 FROM audit_log WHERE run_id = ? AND tool_call_id = ? LIMIT 1",
-                              (run_id, tool_call_id)).fetchone() is not None
+            return (
+                db.execute(
+                    "SELECT 1 FROM audit_log WHERE run_id = ? AND tool_call_id = ? LIMIT 1", (run_id, tool_call_id)
+                ).fetchone()
+                is not None
+            )
 
         def body() -> ClaimResult:
-            row = db.execute(f"SELECT {_RUN_COLS}, lease_owner, lease_until FROM runs WHERE run_id = ?",
-                             (run_id,)).fetchone()
+            row = db.execute(
+                f"SELECT {_RUN_COLS}, lease_owner, lease_until FROM runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
             if row is None:
                 return ClaimResult("no_run", audited=audited())
             if tool_call_id is not None:
-                crow = db.execute(f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id = ? AND tool_call_id = ?",
-                                  (run_id, tool_call_id)).fetchone()
+                crow = db.execute(
+                    f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id = ? AND tool_call_id = ?",
+                    (run_id, tool_call_id),
+                ).fetchone()
                 if crow is None:
                     return ClaimResult("no_call", audited=audited())
                 if crow[4] != "pending":
@@ -384,29 +460,47 @@ class SqliteStore:
                 marks = ",".join("?" * len(kinds))
                 crow = db.execute(
                     f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id = ? AND status = 'pending' "
-                    f"AND kind IN ({marks}) ORDER BY created_at DESC, seq DESC LIMIT 1", (run_id, *kinds)).fetchone()
+                    f"AND kind IN ({marks}) ORDER BY created_at DESC, seq DESC LIMIT 1",
+                    (run_id, *kinds),
+                ).fetchone()
                 if crow is None:
-                    other = db.execute("SELECT 1 FROM pending_calls WHERE run_id = ? AND status = 'pending' LIMIT 1",
-                                       (run_id,)).fetchone()
+                    other = db.execute(
+                        "SELECT 1 FROM pending_calls WHERE run_id = ? AND status = 'pending' LIMIT 1", (run_id,)
+                    ).fetchone()
                     return ClaimResult("no_call_of_kind" if other else "no_call", other_kinds=other is not None)
             call = _call(crow)
             run = _run(row)
             decision = decide(call, run)
-            cur = db.execute("UPDATE pending_calls SET status = ? WHERE run_id = ? AND tool_call_id = ? "
-                             "AND status = 'pending'", (decision.status, run_id, call.tool_call_id))
+            cur = db.execute(
+                "UPDATE pending_calls SET status = ? WHERE run_id = ? AND tool_call_id = ? AND status = 'pending'",
+                (decision.status, run_id, call.tool_call_id),
+            )
             if cur.rowcount != 1:  # pragma: no cover - guarded by the write lock
                 return ClaimResult("not_pending", call=call, audited=True)
             now = time.time()
             db.execute(
                 "INSERT INTO audit_log (run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, reason, "
                 "actor, decided_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, call.tool_call_id, row[1], call.tool_name, decision.status, call.fingerprint,
-                 decision.reason, decision.actor, now))
+                (
+                    run_id,
+                    call.tool_call_id,
+                    row[1],
+                    call.tool_name,
+                    decision.status,
+                    call.fingerprint,
+                    decision.reason,
+                    decision.actor,
+                    now,
+                ),
+            )
             call.status = decision.status
             lease_owner, lease_until = row[10], row[11]
             if lease_owner is None or (lease_until or 0) < now:
-                db.execute("UPDATE runs SET lease_owner = ?, lease_until = ?, status = 'running', updated_at = ? "
-                           "WHERE run_id = ?", (owner, now + lease_seconds, now, run_id))
+                db.execute(
+                    "UPDATE runs SET lease_owner = ?, lease_until = ?, status = 'running', updated_at = ? "
+                    "WHERE run_id = ?",
+                    (owner, now + lease_seconds, now, run_id),
+                )
                 run.status = "running"
                 return ClaimResult("ok", call=call, run=run)
             return ClaimResult("ok", call=call, run=None)
@@ -416,14 +510,14 @@ class SqliteStore:
     async def acquire_lease(self, run_id: str, owner: str, lease_seconds: float) -> RunRow | None:
         return await self._call(self._acquire_lease, run_id, owner, lease_seconds)
 
-    def _acquire_lease(self, db: sqlite3.Connection, run_id: str, owner: str,
-                       lease_seconds: float) -> RunRow | None:
+    def _acquire_lease(self, db: sqlite3.Connection, run_id: str, owner: str, lease_seconds: float) -> RunRow | None:
         def body() -> RunRow | None:
             now = time.time()
             cur = db.execute(
                 "UPDATE runs SET lease_owner = ?, lease_until = ?, status = 'running', updated_at = ? "
                 "WHERE run_id = ? AND (lease_owner IS NULL OR lease_until < ?)",
-                (owner, now + lease_seconds, now, run_id, now))
+                (owner, now + lease_seconds, now, run_id, now),
+            )
             if cur.rowcount != 1:
                 return None
             row = db.execute(f"SELECT {_RUN_COLS} FROM runs WHERE run_id = ?", (run_id,)).fetchone()
@@ -436,8 +530,10 @@ class SqliteStore:
 
     def _renew_lease(self, db: sqlite3.Connection, run_id: str, owner: str, lease_seconds: float) -> bool:
         def body() -> bool:
-            cur = db.execute("UPDATE runs SET lease_until = ? WHERE run_id = ? AND lease_owner = ?",
-                             (time.time() + lease_seconds, run_id, owner))
+            cur = db.execute(
+                "UPDATE runs SET lease_until = ? WHERE run_id = ? AND lease_owner = ?",
+                (time.time() + lease_seconds, run_id, owner),
+            )
             return cur.rowcount == 1
 
         return self._tx(db, body)
@@ -447,17 +543,25 @@ class SqliteStore:
 
     def _release(self, db: sqlite3.Connection, run_id: str, owner: str, reset_call: str | None) -> None:
         def body() -> None:
-            db.execute("UPDATE runs SET status = 'suspended', lease_owner = NULL, lease_until = NULL, updated_at = ? "
-                       "WHERE run_id = ? AND lease_owner = ?", (time.time(), run_id, owner))
+            db.execute(
+                "UPDATE runs SET status = 'suspended', lease_owner = NULL, lease_until = NULL, updated_at = ? "
+                "WHERE run_id = ? AND lease_owner = ?",
+                (time.time(), run_id, owner),
+            )
             if reset_call is not None:
-                cur = db.execute("UPDATE pending_calls SET status = 'pending' WHERE run_id = ? AND tool_call_id = ? "
-                                 "AND status <> 'pending'", (run_id, reset_call))
+                cur = db.execute(
+                    "UPDATE pending_calls SET status = 'pending' WHERE run_id = ? AND tool_call_id = ? "
+                    "AND status <> 'pending'",
+                    (run_id, reset_call),
+                )
                 if cur.rowcount:
                     db.execute(
                         "INSERT INTO audit_log (run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, "
                         "reason, actor, decided_at) SELECT run_id, tool_call_id, '', tool_name, 'withdrawn', "
                         "fingerprint, 'decision interrupted before it was applied', NULL, ? FROM pending_calls "
-                        "WHERE run_id = ? AND tool_call_id = ?", (time.time(), run_id, reset_call))
+                        "WHERE run_id = ? AND tool_call_id = ?",
+                        (time.time(), run_id, reset_call),
+                    )
 
         self._tx(db, body)
 
@@ -476,9 +580,11 @@ class SqliteStore:
 
     def _fail_run(self, db: sqlite3.Connection, run_id: str, snapshot: str, error: str) -> None:
         def body() -> None:
-            db.execute("UPDATE runs SET status = 'failed', snapshot = ?, error = ?, lease_owner = NULL, "
-                       "lease_until = NULL, version = version + 1, updated_at = ? WHERE run_id = ?",
-                       (snapshot, error, time.time(), run_id))
+            db.execute(
+                "UPDATE runs SET status = 'failed', snapshot = ?, error = ?, lease_owner = NULL, "
+                "lease_until = NULL, version = version + 1, updated_at = ? WHERE run_id = ?",
+                (snapshot, error, time.time(), run_id),
+            )
 
         self._tx(db, body)
 
@@ -495,24 +601,40 @@ class SqliteStore:
 
     @staticmethod
     def _get_calls(db: sqlite3.Connection, run_id: str) -> list[PendingCallRow]:
-        rows = db.execute(f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id = ? ORDER BY created_at, seq",
-                          (run_id,)).fetchall()
+        rows = db.execute(
+            f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id = ? ORDER BY created_at, seq", (run_id,)
+        ).fetchall()
         return [_call(r) for r in rows]
 
-    async def list_suspended(self, *, agent_id: str | None = None, thread_id: str | None = None,
-                             resource_id: str | None = None, page: int = 0,
-                             per_page: int = 50) -> tuple[list[SuspendedRunRow], int]:
+    async def list_suspended(
+        self,
+        *,
+        agent_id: str | None = None,
+        thread_id: str | None = None,
+        resource_id: str | None = None,
+        page: int = 0,
+        per_page: int = 50,
+    ) -> tuple[list[SuspendedRunRow], int]:
         return await self._call(self._list_suspended, agent_id, thread_id, resource_id, page, per_page)
 
     @staticmethod
-    def _list_suspended(db: sqlite3.Connection, agent_id: str | None, thread_id: str | None,
-                        resource_id: str | None, page: int, per_page: int) -> tuple[list[SuspendedRunRow], int]:
+    def _list_suspended(
+        db: sqlite3.Connection,
+        agent_id: str | None,
+        thread_id: str | None,
+        resource_id: str | None,
+        page: int,
+        per_page: int,
+    ) -> tuple[list[SuspendedRunRow], int]:
         now = time.time()
         if db.execute("SELECT 1 FROM runs WHERE status = 'running' AND lease_until < ? LIMIT 1", (now,)).fetchone():
             # A process died while applying a decision: once its lease expires the
             # run is listed again (its interrupted call stays decided, never re-run).
-            db.execute("UPDATE runs SET status = 'suspended', lease_owner = NULL, lease_until = NULL "
-                       "WHERE status = 'running' AND lease_until < ?", (now,))
+            db.execute(
+                "UPDATE runs SET status = 'suspended', lease_owner = NULL, lease_until = NULL "
+                "WHERE status = 'running' AND lease_until < ?",
+                (now,),
+            )
         where = ["status = 'suspended'"]
         params: list[Any] = []
         for col, val in (("agent_id", agent_id), ("thread_id", thread_id), ("resource_id", resource_id)):
@@ -533,14 +655,17 @@ class SqliteStore:
         rows = db.execute(
             f"SELECT run_id, agent_id, thread_id, resource_id, status, '', version, created_at, suspended_at, error "
             f"FROM runs WHERE {clause} ORDER BY suspended_at DESC, run_id DESC LIMIT ? OFFSET ?",
-            [*params, per_page, page * per_page]).fetchall()
+            [*params, per_page, page * per_page],
+        ).fetchall()
         runs = [_run(r) for r in rows]
         calls: dict[str, list[PendingCallRow]] = {r.run_id: [] for r in runs}
         if runs:
             marks = ",".join("?" * len(runs))
             for crow in db.execute(
-                    f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id IN ({marks}) AND status = 'pending' "
-                    "ORDER BY created_at, seq", list(calls)).fetchall():
+                f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id IN ({marks}) AND status = 'pending' "
+                "ORDER BY created_at, seq",
+                list(calls),
+            ).fetchall():
                 calls[crow[0]].append(_call(crow))
         return [SuspendedRunRow(run=r, calls=calls[r.run_id]) for r in runs], total
 
@@ -557,8 +682,11 @@ class SqliteStore:
             where.append("tool_call_id = ?")
             params.append(tool_call_id)
         clause = ("WHERE " + " AND ".join(where)) if where else ""
-        rows = db.execute("SELECT run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, reason, "
-                          f"decided_at, actor FROM audit_log {clause} ORDER BY id", params).fetchall()
+        rows = db.execute(
+            "SELECT run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, reason, "
+            f"decided_at, actor FROM audit_log {clause} ORDER BY id",
+            params,
+        ).fetchall()
         return [AuditRow(*r) for r in rows]
 
     # -- memory -----------------------------------------------------------------------
@@ -570,24 +698,31 @@ class SqliteStore:
         if limit is None:
             rows = db.execute("SELECT body FROM messages WHERE thread_id = ? ORDER BY id", (thread_id,)).fetchall()
         else:
-            rows = db.execute("SELECT body FROM (SELECT id, body FROM messages WHERE thread_id = ? "
-                              "ORDER BY id DESC LIMIT ?) ORDER BY id", (thread_id, limit)).fetchall()
+            rows = db.execute(
+                "SELECT body FROM (SELECT id, body FROM messages WHERE thread_id = ? "
+                "ORDER BY id DESC LIMIT ?) ORDER BY id",
+                (thread_id, limit),
+            ).fetchall()
         return [json.loads(r[0]) for r in rows]
 
-    async def append_messages(self, thread_id: str, resource_id: str | None,
-                              messages: list[dict[str, Any]]) -> None:
+    async def append_messages(self, thread_id: str, resource_id: str | None, messages: list[dict[str, Any]]) -> None:
         if messages:
             await self._call(self._append_messages, thread_id, resource_id, messages)
 
-    def _append_messages(self, db: sqlite3.Connection, thread_id: str, resource_id: str | None,
-                         messages: list[dict[str, Any]]) -> None:
+    def _append_messages(
+        self, db: sqlite3.Connection, thread_id: str, resource_id: str | None, messages: list[dict[str, Any]]
+    ) -> None:
         now = time.time()
 
         def body() -> None:
-            db.execute("INSERT INTO threads (thread_id, resource_id, created_at, updated_at) VALUES (?, ?, ?, ?) "
-                       "ON CONFLICT (thread_id) DO UPDATE SET updated_at = excluded.updated_at",
-                       (thread_id, resource_id, now, now))
-            db.executemany("INSERT INTO messages (thread_id, resource_id, body, created_at) VALUES (?, ?, ?, ?)",
-                           [(thread_id, resource_id, _dumps(m), now) for m in messages])
+            db.execute(
+                "INSERT INTO threads (thread_id, resource_id, created_at, updated_at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (thread_id) DO UPDATE SET updated_at = excluded.updated_at",
+                (thread_id, resource_id, now, now),
+            )
+            db.executemany(
+                "INSERT INTO messages (thread_id, resource_id, body, created_at) VALUES (?, ?, ?, ?)",
+                [(thread_id, resource_id, _dumps(m), now) for m in messages],
+            )
 
         self._tx(db, body)

@@ -57,8 +57,11 @@ def echo_results() -> Callable[[list[Message], ModelRequestInfo], ModelResponse]
     return final
 
 
-def calls_then(calls: list[tuple[str, dict[str, Any], str | None]], final: Callable[[list[Message]], str],
-               record: list | None = None) -> FunctionModel:
+def calls_then(
+    calls: list[tuple[str, dict[str, Any], str | None]],
+    final: Callable[[list[Message]], str],
+    record: list | None = None,
+) -> FunctionModel:
     """On a user turn call ``calls``; after tool results answer ``final(messages)``."""
 
     def fn(messages: list[Message], info: ModelRequestInfo) -> ModelResponse:
@@ -76,8 +79,14 @@ def recording_tool(log: list, *, id: str = "delete-record", require_approval: bo
         log.append(inp.id)
         return {"deleted": True}
 
-    return create_tool(id=id, description="Delete a record by ID", input_schema=IdIn, output_schema=Deleted,
-                       require_approval=require_approval, execute=execute)
+    return create_tool(
+        id=id,
+        description="Delete a record by ID",
+        input_schema=IdIn,
+        output_schema=Deleted,
+        require_approval=require_approval,
+        execute=execute,
+    )
 
 
 class ExecLog:

@@ -26,8 +26,9 @@ def make_agent(model, **tools):
 
 async def test_gated_call_stops_before_execute_and_approve_runs_it_once():
     log: list[str] = []
-    agent = make_agent(script([("delete_tool", {"id": "abc-123"}, "call_1")], "deleted it"),
-                       delete_tool=recording_tool(log))
+    agent = make_agent(
+        script([("delete_tool", {"id": "abc-123"}, "call_1")], "deleted it"), delete_tool=recording_tool(log)
+    )
     stream = await agent.stream("Delete record abc-123")
     chunks = await drain(stream)
     assert types(chunks) == ["start", "step-start", "tool-call", "tool-call-approval"]
@@ -39,8 +40,16 @@ async def test_gated_call_stops_before_execute_and_approve_runs_it_once():
 
     approved = await agent.approve_tool_call(run_id=stream.run_id)
     after = await drain(approved)
-    assert types(after) == ["start", "tool-call", "tool-result", "step-finish", "step-start", "text-delta",
-                            "step-finish", "finish"]
+    assert types(after) == [
+        "start",
+        "tool-call",
+        "tool-result",
+        "step-finish",
+        "step-start",
+        "text-delta",
+        "step-finish",
+        "finish",
+    ]
     assert after[1].payload.tool_call_id == after[2].payload.tool_call_id == "call_1"
     assert after[2].payload.result == {"deleted": True}
     assert log == ["abc-123"] and approved.status == "finished" and await approved.text() == "deleted it"
@@ -54,8 +63,9 @@ async def test_gated_call_stops_before_execute_and_approve_runs_it_once():
 
 async def test_request_level_require_tool_approval_gates_every_tool():
     log: list[str] = []
-    agent = make_agent(calls_then([("d", {"id": "1"}, "c1")], lambda m: "ok"),
-                       d=recording_tool(log, require_approval=None))
+    agent = make_agent(
+        calls_then([("d", {"id": "1"}, "c1")], lambda m: "ok"), d=recording_tool(log, require_approval=None)
+    )
     free = await agent.generate("go")
     assert free.finish_reason == "stop" and log == ["1"]
     gated = await agent.generate("go", require_tool_approval=True)
@@ -112,8 +122,9 @@ async def test_tool_level_true_is_gated_even_when_policy_says_no():
 async def test_decline_never_executes_and_model_sees_reason_or_default():
     log: list[str] = []
     record: list = []
-    agent = make_agent(calls_then([("delete_tool", {"id": "k"}, "c1")], echo_results(), record=record),
-                       delete_tool=recording_tool(log))
+    agent = make_agent(
+        calls_then([("delete_tool", {"id": "k"}, "c1")], echo_results(), record=record), delete_tool=recording_tool(log)
+    )
     first = await agent.generate("delete k")
     declined = await agent.decline_tool_call(run_id=first.run_id, reason="archive it instead")
     chunks = await drain(declined)
@@ -131,12 +142,14 @@ async def test_decline_never_executes_and_model_sees_reason_or_default():
 
 async def test_generate_variants_match_the_reference():
     log: list[str] = []
-    agent = make_agent(calls_then([("delete_tool", {"id": "u1"}, "c1")], lambda m: "Final"),
-                       delete_tool=recording_tool(log))
+    agent = make_agent(
+        calls_then([("delete_tool", {"id": "u1"}, "c1")], lambda m: "Final"), delete_tool=recording_tool(log)
+    )
     output = await agent.generate("Find user John", require_tool_approval=True)
     assert output.finish_reason == "suspended" and output.run_id
-    result = await agent.approve_tool_call_generate(run_id=output.run_id,
-                                                    tool_call_id=output.suspend_payload.tool_call_id)
+    result = await agent.approve_tool_call_generate(
+        run_id=output.run_id, tool_call_id=output.suspend_payload.tool_call_id
+    )
     assert result.text == "Final" and result.finish_reason == "stop" and log == ["u1"]
     assert [r.result for r in result.tool_results] == [{"deleted": True}]
 
@@ -151,15 +164,17 @@ async def test_fingerprint_binds_the_approval_to_the_arguments():
     assert err.value.code == "AGENT_APPROVAL_FINGERPRINT_MISMATCH" and log == []
     listed = await agent.list_suspended_runs()
     assert listed.total == 1 and listed.runs[0].tool_calls[0].fingerprint == out.suspend_payload.fingerprint
-    ok = await agent.approve_tool_call_generate(run_id=out.run_id,
-                                                fingerprint=fingerprint("delete_tool", {"id": "abc"}))
+    ok = await agent.approve_tool_call_generate(
+        run_id=out.run_id, fingerprint=fingerprint("delete_tool", {"id": "abc"})
+    )
     assert ok.finish_reason == "stop" and log == ["abc"]
 
 
 async def test_errors_for_unknown_run_and_unknown_call_change_nothing():
     log: list[str] = []
-    agent = make_agent(calls_then([("delete_tool", {"id": "abc"}, "c1")], lambda m: "ok"),
-                       delete_tool=recording_tool(log))
+    agent = make_agent(
+        calls_then([("delete_tool", {"id": "abc"}, "c1")], lambda m: "ok"), delete_tool=recording_tool(log)
+    )
     with pytest.raises(SnapshotNotFound) as err:
         await agent.approve_tool_call(run_id="nope")
     assert "nope" in str(err.value) and "InMemoryStore" in str(err.value)
@@ -219,8 +234,9 @@ async def test_concurrent_decisions_on_one_run_in_one_process_are_all_applied():
         return {"id": inp.id}
 
     tools = {"slow": create_tool(id="slow", input_schema=IdIn, execute=slow, require_approval=True)}
-    agent = Agent(id="a", model=calls_then([("slow", {"id": "1"}, "x"), ("slow", {"id": "2"}, "y")],
-                                           echo_results()), tools=tools)
+    agent = Agent(
+        id="a", model=calls_then([("slow", {"id": "1"}, "x"), ("slow", {"id": "2"}, "y")], echo_results()), tools=tools
+    )
     out = await agent.generate("go")
     s1 = await agent.approve_tool_call(run_id=out.run_id, tool_call_id="x")
     await started.wait()
@@ -236,9 +252,13 @@ async def test_concurrent_decisions_on_one_run_in_one_process_are_all_applied():
 
 async def test_duplicate_and_missing_tool_call_ids_are_replaced():
     log: list[str] = []
-    agent = Agent(id="a", model=calls_then([("t", {"id": "1"}, "same"), ("t", {"id": "2"}, "same"),
-                                            ("t", {"id": "3"}, None)], echo_results()),
-                  tools={"t": recording_tool(log, require_approval=False)})
+    agent = Agent(
+        id="a",
+        model=calls_then(
+            [("t", {"id": "1"}, "same"), ("t", {"id": "2"}, "same"), ("t", {"id": "3"}, None)], echo_results()
+        ),
+        tools={"t": recording_tool(log, require_approval=False)},
+    )
     chunks = await drain(await agent.stream("go"))
     ids = [c.payload.tool_call_id for c in chunks if c.type == "tool-call"]
     assert ids[0] == "same" and len(set(ids)) == 3 and all(ids)
@@ -247,9 +267,13 @@ async def test_duplicate_and_missing_tool_call_ids_are_replaced():
 async def test_invalid_args_and_unknown_tools_become_tool_errors_the_model_sees():
     log: list[str] = []
     record: list = []
-    agent = Agent(id="a", model=calls_then([("t", {"id": 5, "x": 1}, "1"), ("nope", {}, "2"), ("t", {}, "3")],
-                                           echo_results(), record=record),
-                  tools={"t": recording_tool(log, require_approval=True)})
+    agent = Agent(
+        id="a",
+        model=calls_then(
+            [("t", {"id": 5, "x": 1}, "1"), ("nope", {}, "2"), ("t", {}, "3")], echo_results(), record=record
+        ),
+        tools={"t": recording_tool(log, require_approval=True)},
+    )
     stream = await agent.stream("go")
     chunks = await drain(stream)
     errors = [c.payload for c in chunks if c.type == "tool-error"]
@@ -269,9 +293,14 @@ async def test_tool_exceptions_and_bad_outputs_are_reported_not_raised():
 
     from tests.helpers import Deleted
 
-    agent = Agent(id="a", model=calls_then([("boom", {"id": "1"}, "1"), ("bad", {"id": "2"}, "2")], echo_results()),
-                  tools={"boom": create_tool(id="boom", input_schema=IdIn, execute=boom),
-                         "bad": create_tool(id="bad", input_schema=IdIn, output_schema=Deleted, execute=bad)})
+    agent = Agent(
+        id="a",
+        model=calls_then([("boom", {"id": "1"}, "1"), ("bad", {"id": "2"}, "2")], echo_results()),
+        tools={
+            "boom": create_tool(id="boom", input_schema=IdIn, execute=boom),
+            "bad": create_tool(id="bad", input_schema=IdIn, output_schema=Deleted, execute=bad),
+        },
+    )
     stream = await agent.stream("go")
     chunks = await drain(stream)
     errors = {c.payload.tool_call_id: c.payload.error for c in chunks if c.type == "tool-error"}
@@ -286,9 +315,10 @@ async def test_full_stream_and_text_stream_of_one_stream_both_read_everything():
     assert "".join(texts) == "hello world"
     assert types(chunks) == ["start", "step-start", "text-delta", "step-finish", "finish"]
     assert "".join([t async for t in stream.text_stream]) == "hello world"  # replayable
-    assert chunks[-1].to_json()["payload"] == {"finishReason": "stop",
-                                               "usage": {"inputTokens": 0, "outputTokens": 0,
-                                                                         "totalTokens": 0}}
+    assert chunks[-1].to_json()["payload"] == {
+        "finishReason": "stop",
+        "usage": {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0},
+    }
 
 
 async def _collect(it):
@@ -296,8 +326,9 @@ async def _collect(it):
 
 
 async def test_max_steps_ends_with_length():
-    agent = Agent(id="a", model=script([("t", {"id": "1"}, None)]),
-                  tools={"t": recording_tool([], require_approval=False)})
+    agent = Agent(
+        id="a", model=script([("t", {"id": "1"}, None)]), tools={"t": recording_tool([], require_approval=False)}
+    )
     out = await agent.generate("loop forever", max_steps=3)
     assert out.finish_reason == "length" and len(out.steps) == 3
 
@@ -359,8 +390,11 @@ async def test_independent_calls_of_a_step_run_concurrently_and_report_in_call_o
         return inp.id
 
     tool = create_tool(id="r", input_schema=IdIn, execute=rendezvous)
-    agent = Agent(id="a", model=calls_then([("r", {"id": "1"}, "a"), ("r", {"id": "2"}, "b"),
-                                            ("r", {"id": "3"}, "c")], echo_results()), tools={"r": tool})
+    agent = Agent(
+        id="a",
+        model=calls_then([("r", {"id": "1"}, "a"), ("r", {"id": "2"}, "b"), ("r", {"id": "3"}, "c")], echo_results()),
+        tools={"r": tool},
+    )
     stream = await agent.stream("go")
     chunks = await drain(stream)
     assert stream.status == "finished", stream.error

@@ -19,11 +19,28 @@ def random_json(rng: random.Random, depth: int = 0):
     kinds = ["str", "int", "bool", "null", "float"] + (["dict", "list"] if depth < 3 else [])
     kind = rng.choice(kinds)
     if kind == "str":
-        alphabet = ["a", "Z", "é", "\n", "\t", "\x00", "\x1f", "\x7f", '"', "\\", "\u2028", "\u202e", "😀", "\ue000",
-                    "/", "<", "\u200b"]
+        alphabet = [
+            "a",
+            "Z",
+            "é",
+            "\n",
+            "\t",
+            "\x00",
+            "\x1f",
+            "\x7f",
+            '"',
+            "\\",
+            "\u2028",
+            "\u202e",
+            "😀",
+            "\ue000",
+            "/",
+            "<",
+            "\u200b",
+        ]
         return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6)))
     if kind == "int":
-        return rng.choice([0, -1, 7, 2**31, -(2**53) + 1, 2**53 - 1, rng.randint(-10**6, 10**6)])
+        return rng.choice([0, -1, 7, 2**31, -(2**53) + 1, 2**53 - 1, rng.randint(-(10**6), 10**6)])
     if kind == "bool":
         return rng.random() < 0.5
     if kind == "null":
@@ -43,13 +60,16 @@ def test_matches_rfc8785_on_random_documents():
         assert fingerprint("tool", args) == reference("tool", args), args
 
 
-@pytest.mark.parametrize("args", [
-    {"b": 1, "a": [1, {"y": "é", "x": None}]},
-    {"\ue000": 1, "😀": 2},  # UTF-16 order differs from code point order
-    {"n": 1.0, "m": 1e21},
-    {"s": "\u2028\x00\x1f\\\""},
-    {},
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"b": 1, "a": [1, {"y": "é", "x": None}]},
+        {"\ue000": 1, "😀": 2},  # UTF-16 order differs from code point order
+        {"n": 1.0, "m": 1e21},
+        {"s": '\u2028\x00\x1f\\"'},
+        {},
+    ],
+)
 def test_known_shapes(args):
     assert fingerprint("t", args) == reference("t", args)
 

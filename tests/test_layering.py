@@ -28,7 +28,8 @@ def test_storage_does_not_import_agent_core():
 
 def test_import_linter_contracts_hold():
     lint = Path(sys.executable).parent / "lint-imports"
-    out = subprocess.run([str(lint), "--config", str(ROOT / ".importlinter")], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [str(lint), "--config", str(ROOT / ".importlinter")], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "3 kept, 0 broken" in out.stdout

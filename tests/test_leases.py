@@ -19,8 +19,11 @@ async def test_a_tool_longer_than_the_lease_keeps_its_run(tmp_path):
         return "done"
 
     tool = create_tool(id="slow", input_schema=IdIn, execute=slow, require_approval=True)
-    agent = Agent(id="a", model=calls_then([("slow", {"id": "1"}, "x"), ("slow", {"id": "2"}, "y")],
-                                           echo_results()), tools={"slow": tool})
+    agent = Agent(
+        id="a",
+        model=calls_then([("slow", {"id": "1"}, "x"), ("slow", {"id": "2"}, "y")], echo_results()),
+        tools={"slow": tool},
+    )
     async with Runtime(agents={"a": agent}, storage=SqliteStore(tmp_path / "w.db"), lease_seconds=0.15):
         out = await agent.generate("go")
         first = await agent.approve_tool_call(run_id=out.run_id, tool_call_id="x")
@@ -34,13 +37,22 @@ async def test_a_tool_longer_than_the_lease_keeps_its_run(tmp_path):
 
 async def test_a_dead_lease_holder_is_taken_over_after_expiry(tmp_path):
     log: list = []
-    agent = Agent(id="a", model=calls_then([("d", {"id": "1"}, "x"), ("d", {"id": "2"}, "y")], echo_results()),
-                  tools={"d": recording_tool(log)})
+    agent = Agent(
+        id="a",
+        model=calls_then([("d", {"id": "1"}, "x"), ("d", {"id": "2"}, "y")], echo_results()),
+        tools={"d": recording_tool(log)},
+    )
     async with Runtime(agents={"a": agent}, storage=SqliteStore(tmp_path / "w.db"), lease_seconds=0.2) as rt:
         out = await agent.generate("go")
         # A process that decided x, took the lease, and died before applying it.
-        dead = await rt.store.claim(out.run_id, "x", kinds=("approval",), decide=lambda c, r: Decision("approved"),
-                                    owner="dead", lease_seconds=0.2)
+        dead = await rt.store.claim(
+            out.run_id,
+            "x",
+            kinds=("approval",),
+            decide=lambda c, r: Decision("approved"),
+            owner="dead",
+            lease_seconds=0.2,
+        )
         assert dead.run is not None
         stream = await agent.approve_tool_call(run_id=out.run_id, tool_call_id="y")
         await asyncio.wait_for(stream.wait(), 10)
@@ -51,12 +63,21 @@ async def test_a_dead_lease_holder_is_taken_over_after_expiry(tmp_path):
 
 async def test_a_run_whose_holder_died_is_listed_again_after_expiry(tmp_path):
     log: list = []
-    agent = Agent(id="a", model=calls_then([("d", {"id": "1"}, "x"), ("d", {"id": "2"}, "y")], echo_results()),
-                  tools={"d": recording_tool(log)})
+    agent = Agent(
+        id="a",
+        model=calls_then([("d", {"id": "1"}, "x"), ("d", {"id": "2"}, "y")], echo_results()),
+        tools={"d": recording_tool(log)},
+    )
     async with Runtime(agents={"a": agent}, storage=SqliteStore(tmp_path / "w.db"), lease_seconds=0.2) as rt:
         out = await agent.generate("go")
-        await rt.store.claim(out.run_id, "x", kinds=("approval",), decide=lambda c, r: Decision("approved"),
-                             owner="dead", lease_seconds=0.2)
+        await rt.store.claim(
+            out.run_id,
+            "x",
+            kinds=("approval",),
+            decide=lambda c, r: Decision("approved"),
+            owner="dead",
+            lease_seconds=0.2,
+        )
         assert (await agent.list_suspended_runs()).total == 0, "leased: being applied"
         await asyncio.sleep(0.3)
         listed = await agent.list_suspended_runs()
@@ -73,8 +94,11 @@ async def test_request_context_must_be_storable():
 
 async def test_a_decision_is_never_applied_twice(tmp_path):
     log: list = []
-    agent = Agent(id="a", model=calls_then([("d", {"id": "1"}, "x"), ("d", {"id": "2"}, "y")], echo_results()),
-                  tools={"d": recording_tool(log)})
+    agent = Agent(
+        id="a",
+        model=calls_then([("d", {"id": "1"}, "x"), ("d", {"id": "2"}, "y")], echo_results()),
+        tools={"d": recording_tool(log)},
+    )
     async with Runtime(agents={"a": agent}, storage=SqliteStore(tmp_path / "w.db")):
         out = await agent.generate("go")
         first = await agent.approve_tool_call(run_id=out.run_id, tool_call_id="x")
@@ -82,9 +106,12 @@ async def test_a_decision_is_never_applied_twice(tmp_path):
         assert first.status == "suspended" and log == ["1"]
         # A stale row: x is pending again in the table although the snapshot has applied it.
         with sqlite3.connect(tmp_path / "w.db") as db:
-            db.execute("INSERT INTO pending_calls (run_id, tool_call_id, tool_name, kind, status, fingerprint, "
-                       "args, agent_path, seq, created_at) "
-                       "VALUES (?, 'x', 'd', 'approval', 'pending', 'f', '{}', '[]', 0, 0)", (out.run_id,))
+            db.execute(
+                "INSERT INTO pending_calls (run_id, tool_call_id, tool_name, kind, status, fingerprint, "
+                "args, agent_path, seq, created_at) "
+                "VALUES (?, 'x', 'd', 'approval', 'pending', 'f', '{}', '[]', 0, 0)",
+                (out.run_id,),
+            )
         again = await agent.approve_tool_call(run_id=out.run_id, tool_call_id="x")
         await again.wait()
         assert again.status == "failed" and "already applied" in again.error and log == ["1"]

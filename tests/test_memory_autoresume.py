@@ -34,8 +34,14 @@ def weather_agent(record: list, *, auto=True):
             return await ctx.suspend({"message": "What city do you want to know the weather for?"})
         return {"weather": f"{city}: +72F"}
 
-    tool = create_tool(id="weather-tool", description="Fetches weather for a city", input_schema=CityIn,
-                       suspend_schema=Message_, resume_schema=CityResume, execute=execute)
+    tool = create_tool(
+        id="weather-tool",
+        description="Fetches weather for a city",
+        input_schema=CityIn,
+        suspend_schema=Message_,
+        resume_schema=CityResume,
+        execute=execute,
+    )
 
     def model(messages, info):
         record.append((info.purpose, info.output_schema, [(m.role, m.content) for m in messages]))
@@ -52,15 +58,24 @@ def weather_agent(record: list, *, auto=True):
         tool_msg = next(m for m in reversed(messages) if m.role == "tool")
         return ModelResponse(text="The weather in San Francisco is: " + json.loads(tool_msg.content)["weather"])
 
-    return Agent(id="my-agent", name="My Agent", instructions="You are a helpful assistant",
-                 model=FunctionModel(model), tools={"weatherTool": tool}, memory=Memory(),
-                 default_options={"auto_resume_suspended_tools": auto})
+    return Agent(
+        id="my-agent",
+        name="My Agent",
+        instructions="You are a helpful assistant",
+        model=FunctionModel(model),
+        tools={"weatherTool": tool},
+        memory=Memory(),
+        default_options={"auto_resume_suspended_tools": auto},
+    )
 
 
 async def test_memory_keeps_the_thread_and_loads_it_on_the_next_run(tmp_path):
     seen: list = []
-    agent = Agent(id="chat", model=FunctionModel(lambda m, i: seen.append([x.content for x in m]) or f"#{len(m)}"),
-                  memory=Memory())
+    agent = Agent(
+        id="chat",
+        model=FunctionModel(lambda m, i: seen.append([x.content for x in m]) or f"#{len(m)}"),
+        memory=Memory(),
+    )
     async with Runtime(agents={"chat": agent}, storage=SqliteStore(tmp_path / "w.db")):
         assert (await agent.generate("hello", thread_id="t")).text == "#1"
         assert (await agent.generate("again", thread_id="t")).text == "#3"
@@ -73,8 +88,12 @@ async def test_memory_keeps_the_thread_and_loads_it_on_the_next_run(tmp_path):
 
 async def test_messages_are_saved_before_a_run_suspends(tmp_path):
     log: list = []
-    agent = Agent(id="a", model=calls_then([("d", {"id": "1"}, "c")], echo_results()),
-                  tools={"d": recording_tool(log)}, memory=Memory())
+    agent = Agent(
+        id="a",
+        model=calls_then([("d", {"id": "1"}, "c")], echo_results()),
+        tools={"d": recording_tool(log)},
+        memory=Memory(),
+    )
     async with Runtime(agents={"a": agent}, storage=SqliteStore(tmp_path / "w.db")) as runtime:
         out = await agent.generate("delete 1", thread_id="t")
         assert out.finish_reason == "suspended"
@@ -82,8 +101,7 @@ async def test_messages_are_saved_before_a_run_suspends(tmp_path):
         assert [m["role"] for m in saved] == ["user", "assistant"]
         assert saved[1]["tool_calls"][0]["id"] == "c"
         await agent.approve_tool_call_generate(run_id=out.run_id)
-        assert [m["role"] for m in await runtime.store.load_messages("t")] == ["user", "assistant", "tool",
-                                                                                "assistant"]
+        assert [m["role"] for m in await runtime.store.load_messages("t")] == ["user", "assistant", "tool", "assistant"]
 
 
 async def test_auto_resume_of_the_reference_weather_example(tmp_path):
@@ -105,8 +123,12 @@ async def test_auto_resume_of_the_reference_weather_example(tmp_path):
         # In the thread: the tool result follows the assistant's call; the new user message comes after it.
         history = await runtime.store.load_messages("t")
         assert [(m["role"], m.get("content", "")[:20]) for m in history] == [
-            ("user", "What's the weather l"), ("assistant", ""), ("tool", '{"weather": "San Fra'),
-            ("user", "San Francisco"), ("assistant", "The weather in San F")]
+            ("user", "What's the weather l"),
+            ("assistant", ""),
+            ("tool", '{"weather": "San Fra'),
+            ("user", "San Francisco"),
+            ("assistant", "The weather in San F"),
+        ]
         assert (await agent.list_suspended_runs()).total == 0
 
 
@@ -131,17 +153,25 @@ def approval_agent(log: list, model_decision: str):
             return ModelResponse(tool_calls=[ToolCall(name="d", args={"id": "9"}, id="c")])
         return ModelResponse(text="ok: " + messages[-1].content)
 
-    return Agent(id="a", model=FunctionModel(model), tools={"d": recording_tool(log)}, memory=Memory(),
-                 default_options={"auto_resume_suspended_tools": True})
+    return Agent(
+        id="a",
+        model=FunctionModel(model),
+        tools={"d": recording_tool(log)},
+        memory=Memory(),
+        default_options={"auto_resume_suspended_tools": True},
+    )
 
 
-@pytest.mark.parametrize(("reply", "model_says", "expect"), [
-    ("yes, go ahead", "approve", "approved"),
-    ("hmm, maybe? what would it do", "approve", "pending"),  # the model over-reads: still not approved
-    ("yes but not that one", "approve", "pending"),
-    ("no, don't", "decline", "declined"),
-    ("whatever", "unclear", "pending"),
-])
+@pytest.mark.parametrize(
+    ("reply", "model_says", "expect"),
+    [
+        ("yes, go ahead", "approve", "approved"),
+        ("hmm, maybe? what would it do", "approve", "pending"),  # the model over-reads: still not approved
+        ("yes but not that one", "approve", "pending"),
+        ("no, don't", "decline", "declined"),
+        ("whatever", "unclear", "pending"),
+    ],
+)
 async def test_auto_resume_of_an_approval_needs_an_explicit_answer(reply, model_says, expect):
     log: list = []
     agent = approval_agent(log, model_says)
@@ -159,7 +189,7 @@ async def test_auto_resume_of_an_approval_needs_an_explicit_answer(reply, model_
 
 def test_helpers_for_answers():
     assert explicit_yes("Yes please") and not explicit_yes("no") and not explicit_yes("yes? not sure")
-    assert parse_json('```json\n{"a": 1}\n```') == {"a": 1} and parse_json("sure: {\"a\": 2}") == {"a": 2}
+    assert parse_json('```json\n{"a": 1}\n```') == {"a": 1} and parse_json('sure: {"a": 2}') == {"a": 2}
     assert parse_json("nothing") is None
 
 
@@ -168,8 +198,12 @@ async def test_send_tool_approval_by_thread_from_storage(tmp_path):
     path = tmp_path / "w.db"
 
     def build():
-        agent = Agent(id="a", model=calls_then([("d", {"id": "x"}, "c1")], echo_results()),
-                      tools={"d": recording_tool(log)}, memory=Memory())
+        agent = Agent(
+            id="a",
+            model=calls_then([("d", {"id": "x"}, "c1")], echo_results()),
+            tools={"d": recording_tool(log)},
+            memory=Memory(),
+        )
         return agent, Runtime(agents={"a": agent}, storage=SqliteStore(path))
 
     agent, runtime = build()
@@ -187,8 +221,11 @@ async def test_send_tool_approval_by_thread_from_storage(tmp_path):
 
 async def test_send_tool_approval_needs_an_id_when_ambiguous():
     log: list = []
-    agent = Agent(id="a", model=calls_then([("d", {"id": "1"}, "c1"), ("d", {"id": "2"}, "c2")], echo_results()),
-                  tools={"d": recording_tool(log)})
+    agent = Agent(
+        id="a",
+        model=calls_then([("d", {"id": "1"}, "c1"), ("d", {"id": "2"}, "c2")], echo_results()),
+        tools={"d": recording_tool(log)},
+    )
     out = await agent.generate("go", thread_id="t")
     with pytest.raises(AmbiguousToolCall) as err:
         await agent.send_tool_approval(thread_id="t", approved=True)
@@ -212,8 +249,11 @@ async def test_cancelling_a_decision_before_its_tool_starts_gives_it_back(tmp_pa
     from tests.helpers import IdIn
 
     tool = create_tool(id="slow", input_schema=IdIn, execute=slow, require_approval=True)
-    agent = Agent(id="a", model=calls_then([("slow", {"id": "1"}, "x"), ("slow", {"id": "2"}, "y")],
-                                           echo_results()), tools={"slow": tool})
+    agent = Agent(
+        id="a",
+        model=calls_then([("slow", {"id": "1"}, "x"), ("slow", {"id": "2"}, "y")], echo_results()),
+        tools={"slow": tool},
+    )
     async with Runtime(agents={"a": agent}, storage=SqliteStore(tmp_path / "w.db")) as runtime:
         out = await agent.generate("go")
         first = await agent.approve_tool_call(run_id=out.run_id, tool_call_id="x")  # holds the lease

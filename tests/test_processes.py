@@ -20,8 +20,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture
 def env(tmp_path):
-    e = dict(os.environ, WARDEN_TEST_DB=str(tmp_path / "w.db"), WARDEN_TEST_EXEC=str(tmp_path / "exec.db"),
-             PYTHONPATH=str(ROOT))
+    e = dict(
+        os.environ,
+        WARDEN_TEST_DB=str(tmp_path / "w.db"),
+        WARDEN_TEST_EXEC=str(tmp_path / "exec.db"),
+        PYTHONPATH=str(ROOT),
+    )
     return e
 
 
@@ -52,8 +56,7 @@ async def test_suspended_in_one_process_approved_in_another(env):
         assert listed.total == 1
         run = listed.runs[0]
         assert run.run_id == started["run_id"] and run.thread_id == "thread-1"
-        assert [(c.tool_name, c.args, c.requires_approval) for c in run.tool_calls] == [("delete", {"id": "abc"},
-                                                                                         True)]
+        assert [(c.tool_name, c.args, c.requires_approval) for c in run.tool_calls] == [("delete", {"id": "abc"}, True)]
         res = await agent.approve_tool_call_generate(run_id=run.run_id, tool_call_id=run.tool_calls[0].tool_call_id)
         assert res.finish_reason == "stop" and '"deleted": "abc"' in res.text and '"read": "r1"' in res.text
         assert (await agent.list_suspended_runs()).total == 0
@@ -118,8 +121,7 @@ async def test_two_processes_storming_many_runs_decide_each_call_exactly_once(en
     targets = [[r, f"c{i}"] for r in runs for i in range(3)]
     (tmp_path / "targets.json").write_text(json.dumps(targets))
     at = f"{time.time() + 2.0:.4f}"
-    procs = [run_cli(env, "storm", str(tmp_path / "targets.json"), str(seed), at, background=True)
-             for seed in (1, 2)]
+    procs = [run_cli(env, "storm", str(tmp_path / "targets.json"), str(seed), at, background=True) for seed in (1, 2)]
     results = [finish(p) for p in procs]
     assert all(r["errors"] == [] for r in results), results
     won = [tuple(w) for r in results for w in r["won"]]

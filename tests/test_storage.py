@@ -20,13 +20,27 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def run_row(i: int, *, agent="a", thread=None, resource=None, at=None) -> RunRow:
-    return RunRow(run_id=f"run-{i:06d}", agent_id=agent, thread_id=thread, resource_id=resource,
-                  status="suspended", snapshot="{}", suspended_at=at if at is not None else 1000.0 + i)
+    return RunRow(
+        run_id=f"run-{i:06d}",
+        agent_id=agent,
+        thread_id=thread,
+        resource_id=resource,
+        status="suspended",
+        snapshot="{}",
+        suspended_at=at if at is not None else 1000.0 + i,
+    )
 
 
 def call_row(i: int, cid="c", kind="approval") -> PendingCallRow:
-    return PendingCallRow(run_id=f"run-{i:06d}", tool_call_id=cid, tool_name="t", kind=kind, args={"i": i},
-                          fingerprint="sha256:x", created_at=1000.0 + i)
+    return PendingCallRow(
+        run_id=f"run-{i:06d}",
+        tool_call_id=cid,
+        tool_name="t",
+        kind=kind,
+        args={"i": i},
+        fingerprint="sha256:x",
+        created_at=1000.0 + i,
+    )
 
 
 @pytest.fixture(params=["sqlite", "memory"])
@@ -38,8 +52,10 @@ async def store(request, tmp_path):
 
 async def test_listing_filters_pages_and_counts(store):
     for i in range(25):
-        await store.save_suspended(run_row(i, agent="a" if i % 2 else "b", thread=f"t{i % 3}", resource="u1"),
-                                   [call_row(i), call_row(i, "d", "suspend")])
+        await store.save_suspended(
+            run_row(i, agent="a" if i % 2 else "b", thread=f"t{i % 3}", resource="u1"),
+            [call_row(i), call_row(i, "d", "suspend")],
+        )
     rows, total = await store.list_suspended(per_page=10)
     assert total == 25 and [r.run.run_id for r in rows] == [f"run-{i:06d}" for i in range(24, 14, -1)]
     assert [c.tool_call_id for c in rows[0].calls] == ["c", "d"]
@@ -120,10 +136,18 @@ def test_listing_queries_use_indexes_not_scans(tmp_path):
 
     asyncio.run(SqliteStore(path).setup())
     with sqlite3.connect(path) as db:
-        for where in ("status = 'suspended'", "status = 'suspended' AND thread_id = 't'",
-                      "status = 'suspended' AND agent_id = 'a'", "status = 'suspended' AND resource_id = 'r'"):
-            plan = " ".join(r[-1] for r in db.execute(
-                f"EXPLAIN QUERY PLAN SELECT run_id FROM runs WHERE {where} ORDER BY suspended_at DESC LIMIT 50"))
+        for where in (
+            "status = 'suspended'",
+            "status = 'suspended' AND thread_id = 't'",
+            "status = 'suspended' AND agent_id = 'a'",
+            "status = 'suspended' AND resource_id = 'r'",
+        ):
+            plan = " ".join(
+                r[-1]
+                for r in db.execute(
+                    f"EXPLAIN QUERY PLAN SELECT run_id FROM runs WHERE {where} ORDER BY suspended_at DESC LIMIT 50"
+                )
+            )
             assert "USING INDEX" in plan or "USING COVERING INDEX" in plan, plan
             assert "SCAN runs" not in plan.replace("USING", "") or "INDEX" in plan
 
@@ -157,7 +181,8 @@ async def test_snapshot_is_durable_before_the_approval_chunk_and_deleted_at_the_
             if chunk.type == "tool-call-approval":
                 with sqlite3.connect(path) as db:  # another connection sees it already
                     assert db.execute("SELECT status FROM runs WHERE run_id = ?", (stream.run_id,)).fetchone() == (
-                        "suspended",)
+                        "suspended",
+                    )
         done = await agent.approve_tool_call(run_id=stream.run_id)
         await done.wait()
         with sqlite3.connect(path) as db:
@@ -170,8 +195,11 @@ async def test_snapshot_is_durable_before_the_approval_chunk_and_deleted_at_the_
 
 async def test_a_run_that_never_suspends_writes_no_snapshot(tmp_path):
     path = tmp_path / "w.db"
-    agent = Agent(id="a", model=calls_then([("d", {"id": "1"}, "c")], echo_results()),
-                  tools={"d": recording_tool([], require_approval=False)})
+    agent = Agent(
+        id="a",
+        model=calls_then([("d", {"id": "1"}, "c")], echo_results()),
+        tools={"d": recording_tool([], require_approval=False)},
+    )
     async with Runtime(agents={"a": agent}, storage=SqliteStore(path)):
         assert (await agent.generate("x")).finish_reason == "stop"
     with sqlite3.connect(path) as db:
@@ -183,7 +211,7 @@ def test_an_unclosed_store_does_not_keep_the_process_alive(tmp_path):
         import asyncio
         from storage import SqliteStore
         async def main():
-            s = SqliteStore({str(tmp_path / 'w.db')!r})
+            s = SqliteStore({str(tmp_path / "w.db")!r})
             await s.setup()
             await s.list_suspended()
         asyncio.run(main())

@@ -27,26 +27,42 @@ def one_level(log: list, *, require_approval=True):
         log.append(inp.user_id)
         return {"id": inp.user_id, "name": "Ann", "email": "ann@example.com"}
 
-    tool = create_tool(id="find-user", description="Finds user by ID in the database", input_schema=UserIn,
-                       require_approval=require_approval, execute=find_user)
+    tool = create_tool(
+        id="find-user",
+        description="Finds user by ID in the database",
+        input_schema=UserIn,
+        require_approval=require_approval,
+        execute=find_user,
+    )
 
     def data_model(messages, info):
         if messages[-1].role == "user":
             return ModelResponse(tool_calls=[ToolCall(name="find_user", args={"user_id": "12345"}, id="call_1")])
         return ModelResponse(text="found: " + messages[-1].content)
 
-    data_agent = Agent(id="data-agent", name="Data Agent", description="Handles database queries",
-                       model=FunctionModel(data_model), tools={"find_user": tool})
+    data_agent = Agent(
+        id="data-agent",
+        name="Data Agent",
+        description="Handles database queries",
+        model=FunctionModel(data_model),
+        tools={"find_user": tool},
+    )
 
     def sup_model(messages, info):
         assert {t.name for t in info.tools} == {"agent-data_agent"}
         if messages[-1].role == "user":
-            return ModelResponse(tool_calls=[ToolCall(name="agent-data_agent", args={"prompt": "find 12345"},
-                                                      id="call_1")])
+            return ModelResponse(
+                tool_calls=[ToolCall(name="agent-data_agent", args={"prompt": "find 12345"}, id="call_1")]
+            )
         return ModelResponse(text="supervisor says " + messages[-1].content)
 
-    return Agent(id="supervisor", name="Supervisor Agent", instructions="You coordinate data retrieval tasks.",
-                 model=FunctionModel(sup_model), agents={"data_agent": data_agent})
+    return Agent(
+        id="supervisor",
+        name="Supervisor Agent",
+        instructions="You coordinate data retrieval tasks.",
+        model=FunctionModel(sup_model),
+        agents={"data_agent": data_agent},
+    )
 
 
 async def test_sub_agent_approval_surfaces_at_the_top_and_flows_down():
@@ -74,8 +90,9 @@ async def test_sub_agent_decline_and_generate():
     sup = one_level(log)
     out = await sup.generate("Find user with ID 12345", max_steps=10)
     assert out.finish_reason == "suspended" and out.suspend_payload.tool_name == "find_user"
-    res = await sup.decline_tool_call_generate(run_id=out.run_id, tool_call_id=out.suspend_payload.tool_call_id,
-                                               reason="privacy")
+    res = await sup.decline_tool_call_generate(
+        run_id=out.run_id, tool_call_id=out.suspend_payload.tool_call_id, reason="privacy"
+    )
     assert log == [] and res.finish_reason == "stop" and "privacy" in res.text
 
 
@@ -140,8 +157,12 @@ async def test_two_sub_agents_suspended_in_parallel_are_addressed_by_id():
     def sup_model(messages, info):
         calls_seen.append(messages[-1].role)
         if messages[-1].role == "user":
-            return ModelResponse(tool_calls=[ToolCall(name="agent-a", args={"prompt": "x"}, id="call_1"),
-                                             ToolCall(name="agent-b", args={"prompt": "y"}, id="call_2")])
+            return ModelResponse(
+                tool_calls=[
+                    ToolCall(name="agent-a", args={"prompt": "x"}, id="call_1"),
+                    ToolCall(name="agent-b", args={"prompt": "y"}, id="call_2"),
+                ]
+            )
         return ModelResponse(text=" & ".join(m.content for m in messages if m.role == "tool"))
 
     sup = Agent(id="sup", model=FunctionModel(sup_model), agents={"a": sub("sub-a", "1"), "b": sub("sub-b", "2")})
@@ -175,8 +196,14 @@ async def test_three_levels_approve_decline_in_process(tmp_path):
 
 async def test_three_level_run_survives_a_process_restart(tmp_path):
     db, exec_path = str(tmp_path / "w.db"), str(tmp_path / "exec.db")
-    out = subprocess.run([sys.executable, "-m", "tests.apps.supervisors", "start", db, exec_path], cwd=ROOT,
-                         capture_output=True, text=True, timeout=60, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    out = subprocess.run(
+        [sys.executable, "-m", "tests.apps.supervisors", "start", db, exec_path],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
     assert out.returncode == 0, out.stderr
     started = json.loads(out.stdout)
     assert started["status"] == "suspended" and started["type"] == "tool-call-approval"
@@ -190,8 +217,9 @@ async def test_three_level_run_survives_a_process_restart(tmp_path):
         run = listed.runs[0]
         call = run.tool_calls[0]
         assert run.agent_id == "supervisor" and call.tool_name == "find_user" and call.requires_approval
-        res = await sup.approve_tool_call_generate(run_id=run.run_id, tool_call_id=call.tool_call_id,
-                                                   fingerprint=call.fingerprint)
+        res = await sup.approve_tool_call_generate(
+            run_id=run.run_id, tool_call_id=call.tool_call_id, fingerprint=call.fingerprint
+        )
         assert res.finish_reason == "stop"
         assert res.text.startswith("top(") and "team(" in res.text and "data(" in res.text
         assert (await runtime.list_suspended_runs()).total == 0

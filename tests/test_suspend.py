@@ -41,13 +41,20 @@ def weather_tool(entries: list):
             return await ctx.suspend({"question": "Which city would you like the weather for?"})
         return {"weather": f"{loc}: sunny ({ctx.resume_data.units if ctx.resume_data else 'metric'})"}
 
-    return create_tool(id="get-weather", description="weather", input_schema=WeatherIn, suspend_schema=Question,
-                       resume_schema=WhereIn, execute=execute)
+    return create_tool(
+        id="get-weather",
+        description="weather",
+        input_schema=WeatherIn,
+        suspend_schema=Question,
+        resume_schema=WhereIn,
+        execute=execute,
+    )
 
 
 def weather_agent(entries):
-    return Agent(id="w", model=calls_then([("weather", {}, "c1")], echo_results()),
-                 tools={"weather": weather_tool(entries)})
+    return Agent(
+        id="w", model=calls_then([("weather", {}, "c1")], echo_results()), tools={"weather": weather_tool(entries)}
+    )
 
 
 async def test_suspend_then_resume_with_valid_data():
@@ -123,8 +130,7 @@ async def test_wrong_decision_kinds_are_refused():
     with pytest.raises(WrongDecisionKind):
         await agent.approve_tool_call(run_id=out.run_id)
     log: list = []
-    gated = Agent(id="g", model=calls_then([("d", {"id": "1"}, "c")], echo_results()),
-                  tools={"d": recording_tool(log)})
+    gated = Agent(id="g", model=calls_then([("d", {"id": "1"}, "c")], echo_results()), tools={"d": recording_tool(log)})
     g = await gated.generate("x")
     with pytest.raises(WrongDecisionKind):
         await gated.resume_stream({"a": 1}, run_id=g.run_id)
@@ -169,8 +175,11 @@ async def test_sync_tools_and_the_tool_decorator():
             return ctx.suspend({"q": "name?"})  # sync tools return the suspension directly
         return f"hi {ctx.resume_data['name']}"
 
-    agent = Agent(id="a", model=calls_then([("transfer", {"amount": "5", "to": "bob"}, "t1"), ("ask", {}, "a1")],
-                                           echo_results()), tools=[transfer, ask])
+    agent = Agent(
+        id="a",
+        model=calls_then([("transfer", {"amount": "5", "to": "bob"}, "t1"), ("ask", {}, "a1")], echo_results()),
+        tools=[transfer, ask],
+    )
     out = await agent.generate("go")
     assert out.finish_reason == "suspended"
     res = await agent.approve_tool_call_generate(run_id=out.run_id, tool_call_id="t1")

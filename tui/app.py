@@ -73,9 +73,14 @@ class WardenApp(App[None]):
 
     # -- screens -------------------------------------------------------------------------------
     def get_default_screen(self) -> Screen:
-        return RunScreen(self.backend.list_agents(), self.backend.store_label,
-                         flush_interval=self.flush_interval, max_log_lines=self.max_log_lines,
-                         pending_refresh=self.pending_refresh, per_page=self.per_page)
+        return RunScreen(
+            self.backend.list_agents(),
+            self.backend.store_label,
+            flush_interval=self.flush_interval,
+            max_log_lines=self.max_log_lines,
+            pending_refresh=self.pending_refresh,
+            per_page=self.per_page,
+        )
 
     def apply_cursor_blink(self, screen: Screen) -> None:
         """Inputs blink unless the app was made with ``cursor_blink=False`` (stable snapshots)."""
@@ -140,8 +145,9 @@ class WardenApp(App[None]):
 
     def start_run(self, agent_id: str, prompt: str) -> None:
         self.run_screen.status.run_state = "starting"
-        self.run_backend(lambda: self._start_and_consume(self.backend.start_run(agent_id, prompt)),
-                         "Could not start the run")
+        self.run_backend(
+            lambda: self._start_and_consume(self.backend.start_run(agent_id, prompt)), "Could not start the run"
+        )
 
     # -- pending count -------------------------------------------------------------------------
     async def _pending_total(self) -> int:
@@ -156,8 +162,7 @@ class WardenApp(App[None]):
             pass
 
     def refresh_pending_count(self) -> None:
-        self.run_worker(self.refresh_pending_count_now, group="pending-count", exclusive=True,
-                        exit_on_error=False)
+        self.run_worker(self.refresh_pending_count_now, group="pending-count", exclusive=True, exit_on_error=False)
 
     # -- dialogs -------------------------------------------------------------------------------
     def on_decision_needed(self, message: DecisionNeeded) -> None:
@@ -174,9 +179,11 @@ class WardenApp(App[None]):
             return
         self._dialog_open = call
         if call.kind == "approval":
-            self.push_screen(ApprovalModal(call, guard_seconds=self.approval_guard, clock=self.clock),
-                             self._on_approval_closed)
+            self.push_screen(
+                ApprovalModal(call, guard_seconds=self.approval_guard, clock=self.clock), self._on_approval_closed
+            )
         else:
+
             async def submit(data: dict[str, Any]) -> RunStream:
                 stream = await self.backend.resume(call.run_id, call.tool_call_id, data)
                 # Ours from now on: polls leave the run alone until ``consume`` has read it.
@@ -196,8 +203,12 @@ class WardenApp(App[None]):
 
     def _on_approval_closed(self, decision: ApprovalDecision | None) -> None:
         if decision is not None and decision.action != "leave":
-            self.decide(decision.call, approve=decision.action == "approve", reason=decision.reason,
-                        fingerprint=decision.fingerprint)
+            self.decide(
+                decision.call,
+                approve=decision.action == "approve",
+                reason=decision.reason,
+                fingerprint=decision.fingerprint,
+            )
         self._dialog_closed()
 
     def _on_form_closed(self, stream: RunStream | None) -> None:
@@ -219,15 +230,20 @@ class WardenApp(App[None]):
                     call = screen.call
                     tool = escape_unsafe(call.tool_name, multiline=False)  # untrusted, and not markup
                     call_id = escape_unsafe(call.tool_call_id, multiline=False)
-                    self.notify(f"{tool} (run {call.run_id[:8]}, call {call_id}) was decided elsewhere "
-                                "or its run ended; its dialog was closed.",
-                                title="No longer pending", severity="warning", markup=False)
+                    self.notify(
+                        f"{tool} (run {call.run_id[:8]}, call {call_id}) was decided elsewhere "
+                        "or its run ended; its dialog was closed.",
+                        title="No longer pending",
+                        severity="warning",
+                        markup=False,
+                    )
 
     def on_call_resolved(self, message: CallResolved) -> None:
         self.run_screen.pending.remove_call(message.run_id, message.tool_call_id)
 
-    def decide(self, call: PendingCall, *, approve: bool, reason: str | None = None,
-               fingerprint: str | None = None) -> None:
+    def decide(
+        self, call: PendingCall, *, approve: bool, reason: str | None = None, fingerprint: str | None = None
+    ) -> None:
         async def go() -> None:
             try:
                 if approve:
@@ -256,8 +272,10 @@ class WardenApp(App[None]):
     def action_open_pending(self) -> None:
         if isinstance(self.screen, PendingPicker):
             return
-        self.push_screen(PendingPicker(per_page=self.per_page, refresh_interval=self.picker_refresh, now=self.now),
-                         self._on_picker_closed)
+        self.push_screen(
+            PendingPicker(per_page=self.per_page, refresh_interval=self.picker_refresh, now=self.now),
+            self._on_picker_closed,
+        )
 
     def _on_picker_closed(self, call: PendingCall | None) -> None:
         if call is not None:
@@ -303,11 +321,12 @@ class WardenApp(App[None]):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield SystemCommand("New run", "Clear the log and focus the prompt", self.action_new_run)
-        yield SystemCommand("Open pending runs", "Runs waiting for a decision in the store",
-                            self.action_open_pending)
-        yield SystemCommand("Approve focused call", "Open the approval dialog of the highlighted call",
-                            self.action_approve_focused)
-        yield SystemCommand("Decline focused call", "Decline the highlighted call (no reason)",
-                            self.action_decline_focused)
+        yield SystemCommand("Open pending runs", "Runs waiting for a decision in the store", self.action_open_pending)
+        yield SystemCommand(
+            "Approve focused call", "Open the approval dialog of the highlighted call", self.action_approve_focused
+        )
+        yield SystemCommand(
+            "Decline focused call", "Decline the highlighted call (no reason)", self.action_decline_focused
+        )
         yield SystemCommand("Help", "Show all key bindings", self.action_help)
         yield from super().get_system_commands(screen)

@@ -22,8 +22,9 @@ from agent_core.chunks import Chunk
 Kind = Literal["approval", "input"]
 
 #: Error codes meaning a call is no longer pending (decided by someone else, or its run ended).
-GONE = frozenset({"AGENT_TOOL_CALL_ALREADY_DECIDED", "AGENT_RESUME_NO_SNAPSHOT_FOUND",
-                  "AGENT_RESUME_TOOL_CALL_NOT_SUSPENDED"})
+GONE = frozenset(
+    {"AGENT_TOOL_CALL_ALREADY_DECIDED", "AGENT_RESUME_NO_SNAPSHOT_FOUND", "AGENT_RESUME_TOOL_CALL_NOT_SUSPENDED"}
+)
 
 
 @dataclass(frozen=True)
@@ -60,12 +61,27 @@ class PendingCall:
         """From a ``tool-call-approval`` or ``tool-call-suspended`` chunk."""
         p: Any = chunk.payload
         if chunk.type == "tool-call-approval":
-            return cls(chunk.run_id, p.tool_call_id, p.tool_name, dict(p.args), "approval",
-                       fingerprint=p.fingerprint, resume_schema=p.resume_schema, agent_path=tuple(p.agent_path))
+            return cls(
+                chunk.run_id,
+                p.tool_call_id,
+                p.tool_name,
+                dict(p.args),
+                "approval",
+                fingerprint=p.fingerprint,
+                resume_schema=p.resume_schema,
+                agent_path=tuple(p.agent_path),
+            )
         if chunk.type == "tool-call-suspended":
-            return cls(chunk.run_id, p.tool_call_id, p.tool_name, dict(p.args), "input",
-                       suspend_payload=p.suspend_payload, resume_schema=p.resume_schema,
-                       agent_path=tuple(p.agent_path))
+            return cls(
+                chunk.run_id,
+                p.tool_call_id,
+                p.tool_name,
+                dict(p.args),
+                "input",
+                suspend_payload=p.suspend_payload,
+                resume_schema=p.resume_schema,
+                agent_path=tuple(p.agent_path),
+            )
         raise ValueError(f"chunk {chunk.type!r} is not a pending decision")
 
 
@@ -108,8 +124,9 @@ class ConsoleBackend(Protocol):
 
     def list_agents(self) -> list[AgentInfo]: ...
 
-    async def start_run(self, agent_id: str, prompt: str, *, thread_id: str | None = None,
-                        resource_id: str | None = None) -> RunStream: ...
+    async def start_run(
+        self, agent_id: str, prompt: str, *, thread_id: str | None = None, resource_id: str | None = None
+    ) -> RunStream: ...
 
     async def approve(self, run_id: str, tool_call_id: str, fingerprint: str | None) -> RunStream: ...
 
@@ -117,8 +134,15 @@ class ConsoleBackend(Protocol):
 
     async def resume(self, run_id: str, tool_call_id: str, data: dict[str, Any]) -> RunStream: ...
 
-    async def list_pending(self, *, page: int = 0, per_page: int = 50, agent_id: str | None = None,
-                           thread_id: str | None = None, resource_id: str | None = None) -> PendingPage: ...
+    async def list_pending(
+        self,
+        *,
+        page: int = 0,
+        per_page: int = 50,
+        agent_id: str | None = None,
+        thread_id: str | None = None,
+        resource_id: str | None = None,
+    ) -> PendingPage: ...
 
     async def get_run(self, run_id: str) -> PendingRun: ...
 
@@ -140,9 +164,14 @@ def pending_run_from_runtime(run: Any) -> PendingRun:
         suspended_at = suspended_at.replace(tzinfo=UTC)
     calls = tuple(
         PendingCall(
-            run_id=run.run_id, tool_call_id=c.tool_call_id, tool_name=c.tool_name, args=dict(c.args or {}),
-            kind=_kind(c), fingerprint=getattr(c, "fingerprint", None),
-            suspend_payload=getattr(c, "suspend_payload", None), resume_schema=getattr(c, "resume_schema", None),
+            run_id=run.run_id,
+            tool_call_id=c.tool_call_id,
+            tool_name=c.tool_name,
+            args=dict(c.args or {}),
+            kind=_kind(c),
+            fingerprint=getattr(c, "fingerprint", None),
+            suspend_payload=getattr(c, "suspend_payload", None),
+            resume_schema=getattr(c, "resume_schema", None),
             agent_path=tuple(getattr(c, "agent_path", None) or ()),
         )
         for c in run.tool_calls
@@ -165,21 +194,25 @@ class LocalBackend:
         out = []
         for key, agent in self.runtime.agents.items():
             model = getattr(agent, "model", None)
-            out.append(AgentInfo(
-                id=key, name=getattr(agent, "name", key) or key,
-                model_id=getattr(model, "model_id", str(model)), is_demo=bool(getattr(model, "is_demo", False)),
-                description=getattr(agent, "description", "") or "",
-            ))
+            out.append(
+                AgentInfo(
+                    id=key,
+                    name=getattr(agent, "name", key) or key,
+                    model_id=getattr(model, "model_id", str(model)),
+                    is_demo=bool(getattr(model, "is_demo", False)),
+                    description=getattr(agent, "description", "") or "",
+                )
+            )
         return out
 
-    async def start_run(self, agent_id: str, prompt: str, *, thread_id: str | None = None,
-                        resource_id: str | None = None) -> RunStream:
+    async def start_run(
+        self, agent_id: str, prompt: str, *, thread_id: str | None = None, resource_id: str | None = None
+    ) -> RunStream:
         agent = self.runtime.get_agent(agent_id)
         return await agent.stream(prompt, thread_id=thread_id, resource_id=resource_id)
 
     async def approve(self, run_id: str, tool_call_id: str, fingerprint: str | None) -> RunStream:
-        return await self.runtime.approve_tool_call(run_id=run_id, tool_call_id=tool_call_id,
-                                                    fingerprint=fingerprint)
+        return await self.runtime.approve_tool_call(run_id=run_id, tool_call_id=tool_call_id, fingerprint=fingerprint)
 
     async def decline(self, run_id: str, tool_call_id: str, reason: str | None) -> RunStream:
         return await self.runtime.decline_tool_call(run_id=run_id, tool_call_id=tool_call_id, reason=reason)
@@ -187,10 +220,18 @@ class LocalBackend:
     async def resume(self, run_id: str, tool_call_id: str, data: dict[str, Any]) -> RunStream:
         return await self.runtime.resume_stream(data, run_id=run_id, tool_call_id=tool_call_id)
 
-    async def list_pending(self, *, page: int = 0, per_page: int = 50, agent_id: str | None = None,
-                           thread_id: str | None = None, resource_id: str | None = None) -> PendingPage:
-        result = await self.runtime.list_suspended_runs(agent_id=agent_id, thread_id=thread_id,
-                                                        resource_id=resource_id, page=page, per_page=per_page)
+    async def list_pending(
+        self,
+        *,
+        page: int = 0,
+        per_page: int = 50,
+        agent_id: str | None = None,
+        thread_id: str | None = None,
+        resource_id: str | None = None,
+    ) -> PendingPage:
+        result = await self.runtime.list_suspended_runs(
+            agent_id=agent_id, thread_id=thread_id, resource_id=resource_id, page=page, per_page=per_page
+        )
         return PendingPage([pending_run_from_runtime(r) for r in result.runs], result.total, page, per_page)
 
     async def get_run(self, run_id: str) -> PendingRun:
@@ -203,8 +244,13 @@ class LocalBackend:
 def _agent_infos(agents: dict[str, Any]) -> list[AgentInfo]:
     """``GET /api/agents`` -> the console's agent list."""
     return [
-        AgentInfo(id=key, name=info.get("name") or key, model_id=info.get("modelId") or "remote",
-                  is_demo=bool(info.get("isDemo", False)), description=info.get("description") or "")
+        AgentInfo(
+            id=key,
+            name=info.get("name") or key,
+            model_id=info.get("modelId") or "remote",
+            is_demo=bool(info.get("isDemo", False)),
+            description=info.get("description") or "",
+        )
         for key, info in agents.items()
     ]
 
@@ -258,8 +304,9 @@ class RemoteBackend:
             self._run_agent[run_id] = agent_id
         return self.client.agent(agent_id)
 
-    async def start_run(self, agent_id: str, prompt: str, *, thread_id: str | None = None,
-                        resource_id: str | None = None) -> RunStream:
+    async def start_run(
+        self, agent_id: str, prompt: str, *, thread_id: str | None = None, resource_id: str | None = None
+    ) -> RunStream:
         stream = await self.client.agent(agent_id).stream(prompt, thread_id=thread_id, resource_id=resource_id)
         self._run_agent[stream.run_id] = agent_id
         return stream
@@ -276,10 +323,18 @@ class RemoteBackend:
         agent = await self._agent_of(run_id)
         return await agent.resume_stream(data, run_id=run_id, tool_call_id=tool_call_id)
 
-    async def list_pending(self, *, page: int = 0, per_page: int = 50, agent_id: str | None = None,
-                           thread_id: str | None = None, resource_id: str | None = None) -> PendingPage:
-        result = await self.client.list_suspended_runs(agent_id=agent_id, thread_id=thread_id,
-                                                       resource_id=resource_id, page=page, per_page=per_page)
+    async def list_pending(
+        self,
+        *,
+        page: int = 0,
+        per_page: int = 50,
+        agent_id: str | None = None,
+        thread_id: str | None = None,
+        resource_id: str | None = None,
+    ) -> PendingPage:
+        result = await self.client.list_suspended_runs(
+            agent_id=agent_id, thread_id=thread_id, resource_id=resource_id, page=page, per_page=per_page
+        )
         for run in result.runs:
             self._run_agent[run.run_id] = run.agent_id
         return PendingPage([pending_run_from_runtime(r) for r in result.runs], result.total, page, per_page)

@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 import os
 import sys
@@ -21,11 +20,17 @@ import typer
 
 from tui.formatting import format_age
 
-app = typer.Typer(add_completion=False, invoke_without_command=True, no_args_is_help=False,
-                  help="Warden: human-in-the-loop approval for LLM agents.",
-                  pretty_exceptions_enable=False, rich_markup_mode=None)
-runs_app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
-                       help="Headless commands on pending runs (no UI).")
+app = typer.Typer(
+    add_completion=False,
+    invoke_without_command=True,
+    no_args_is_help=False,
+    help="Warden: human-in-the-loop approval for LLM agents.",
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+runs_app = typer.Typer(
+    add_completion=False, no_args_is_help=True, rich_markup_mode=None, help="Headless commands on pending runs (no UI)."
+)
 app.add_typer(runs_app, name="runs")
 
 DbOption = Annotated[Path | None, typer.Option("--db", help="SQLite file (default: $WARDEN_DB, else user data dir)")]
@@ -70,27 +75,15 @@ def _version() -> str:
 def load_runtime(settings: Settings) -> tuple[Any, str]:
     """The runtime to use and a label of its store (for the status bar)."""
     if settings.app:
-        module_name, _, attr = settings.app.partition(":")
-        if str(Path.cwd()) not in sys.path:
-            sys.path.insert(0, str(Path.cwd()))
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as error:
-            raise CliError(f"--app {settings.app!r}: cannot import {module_name!r}: {error}") from error
-        obj = getattr(module, attr or "runtime", None)
-        if obj is None:
-            raise CliError(f"--app {settings.app!r}: module {module_name!r} has no attribute {attr or 'runtime'!r}")
-        from agent_core import Runtime
+        from agent_core.app_loader import AppLoadError
+        from agent_core.app_loader import load_runtime as load_app
 
-        if not isinstance(obj, Runtime) and callable(obj):
-            try:
-                obj = obj()
-            except TypeError as error:
-                raise CliError(f"--app {settings.app!r}: calling {attr or 'runtime'}() failed: {error}") from error
-        if not isinstance(obj, Runtime):
-            raise CliError(f"--app {settings.app!r} is a {type(obj).__name__}, not an agent_core.Runtime")
-        store = obj.store
-        return obj, str(getattr(store, "path", type(store).__name__))
+        try:
+            runtime = load_app(settings.app)
+        except AppLoadError as error:
+            raise CliError(error.message) from error
+        store = runtime.store
+        return runtime, str(getattr(store, "path", type(store).__name__))
     db = (settings.db or default_db_path()).expanduser()
     model = None
     if settings.model:
@@ -147,8 +140,9 @@ def root(
     model: ModelOption = None,
     server: ServerOption = None,
     token: TokenOption = None,
-    version: Annotated[bool, typer.Option("--version", callback=_version_callback, is_eager=True,
-                                          help="Print the version and exit")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Print the version and exit")
+    ] = False,
 ) -> None:
     """Open the approval console (built-in demo agents unless --app or --server is given)."""
     ctx.obj = Settings(db=db, app=app_spec, model=model)
@@ -233,12 +227,27 @@ def runs_list(
     per_page: Annotated[int, typer.Option("--per-page", min=1, max=1000)] = 50,
 ) -> None:
     """List runs waiting for a decision."""
-    list_runs(_merge(ctx, db, app_spec), as_json=as_json, thread=thread, resource=resource, agent=agent,
-              page=page, per_page=per_page)
+    list_runs(
+        _merge(ctx, db, app_spec),
+        as_json=as_json,
+        thread=thread,
+        resource=resource,
+        agent=agent,
+        page=page,
+        per_page=per_page,
+    )
 
 
-def list_runs(settings: Settings, *, as_json: bool = False, thread: str | None = None, resource: str | None = None,
-              agent: str | None = None, page: int = 0, per_page: int = 50) -> None:
+def list_runs(
+    settings: Settings,
+    *,
+    as_json: bool = False,
+    thread: str | None = None,
+    resource: str | None = None,
+    agent: str | None = None,
+    page: int = 0,
+    per_page: int = 50,
+) -> None:
     """``warden runs list``: store-only when no ``--app`` is given (no agents built)."""
 
     def emit(runs: list[dict[str, Any]], total: int) -> None:
@@ -254,9 +263,18 @@ def list_runs(settings: Settings, *, as_json: bool = False, thread: str | None =
         for run in runs:
             age = format_age((now - datetime.fromisoformat(run["suspended_at"])).total_seconds())
             for call in run["tool_calls"]:
-                rows.append((_clean(run["run_id"]), _clean(run["agent_id"]), _clean(run["thread_id"] or "-"),
-                             _clean(call["tool_name"]), "approval" if call["requires_approval"] else "input", age,
-                             _clean(call["fingerprint"].removeprefix("sha256:")[:12]), _clean(call["tool_call_id"])))
+                rows.append(
+                    (
+                        _clean(run["run_id"]),
+                        _clean(run["agent_id"]),
+                        _clean(run["thread_id"] or "-"),
+                        _clean(call["tool_name"]),
+                        "approval" if call["requires_approval"] else "input",
+                        age,
+                        _clean(call["fingerprint"].removeprefix("sha256:")[:12]),
+                        _clean(call["tool_call_id"]),
+                    )
+                )
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         for r in rows:
             typer.echo("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
@@ -269,8 +287,11 @@ def list_runs(settings: Settings, *, as_json: bool = False, thread: str | None =
 
         db_path = (settings.db or default_db_path()).expanduser()
         try:
-            runs, total = asyncio.run(list_from_store(db_path, agent_id=agent, thread_id=thread,
-                                                      resource_id=resource, page=page, per_page=per_page))
+            runs, total = asyncio.run(
+                list_from_store(
+                    db_path, agent_id=agent, thread_id=thread, resource_id=resource, page=page, per_page=per_page
+                )
+            )
         except Exception as error:  # storage errors carry a code; keep one line
             code = getattr(error, "code", type(error).__name__)
             _fail(f"{code}: {error}", 1)
@@ -278,17 +299,22 @@ def list_runs(settings: Settings, *, as_json: bool = False, thread: str | None =
         return
 
     async def go(runtime: Any) -> None:
-        result = await runtime.list_suspended_runs(agent_id=agent, thread_id=thread, resource_id=resource,
-                                                   page=page, per_page=per_page)
+        result = await runtime.list_suspended_runs(
+            agent_id=agent, thread_id=thread, resource_id=resource, page=page, per_page=per_page
+        )
         emit([r.model_dump(mode="json") for r in result.runs], result.total)
 
     _run(settings, go)
 
 
 @runs_app.command("show")
-def runs_show(ctx: typer.Context, run_id: Annotated[str, typer.Argument(metavar="RUN")],
-              db: DbOption = None, app_spec: AppOption = None,
-              as_json: Annotated[bool, typer.Option("--json", help="JSON output")] = False) -> None:
+def runs_show(
+    ctx: typer.Context,
+    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    db: DbOption = None,
+    app_spec: AppOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
+) -> None:
     """Show a pending run: its calls, arguments, fingerprints and input schemas."""
     from tui.untrusted import escape_unsafe, to_json
 
@@ -332,16 +358,17 @@ async def _print_stream(stream: Any) -> None:
             sys.stdout.write("\n")
             text_open = False
         if chunk.type == "tool-result":
-            typer.echo(f"{'error' if p.is_error else 'result'} {_clean(p.tool_name)}: "
-                       f"{escape_unsafe(to_json(p.result, indent=None), multiline=False)}")
+            typer.echo(
+                f"{'error' if p.is_error else 'result'} {_clean(p.tool_name)}: "
+                f"{escape_unsafe(to_json(p.result, indent=None), multiline=False)}"
+            )
         elif chunk.type == "tool-output-denied":
             typer.echo(f"declined {_clean(p.tool_name)}: {_clean(p.reason)}")
         elif chunk.type == "tool-error":
             typer.echo(f"tool error {_clean(p.tool_name)}: {_clean(p.error)}")
         elif chunk.type in ("tool-call-approval", "tool-call-suspended"):
             kind = "approval" if chunk.type == "tool-call-approval" else "input"
-            typer.echo(f"pending {kind}: {_clean(p.tool_name)} run {chunk.run_id} "
-                       f"tool call {_clean(p.tool_call_id)}")
+            typer.echo(f"pending {kind}: {_clean(p.tool_name)} run {chunk.run_id} tool call {_clean(p.tool_call_id)}")
         elif chunk.type == "error":
             typer.echo(f"error: {_clean(p.error)}")
     if text_open:
@@ -350,11 +377,16 @@ async def _print_stream(stream: Any) -> None:
 
 
 @runs_app.command("approve")
-def runs_approve(ctx: typer.Context, run_id: Annotated[str, typer.Argument(metavar="RUN")],
-                 tool_call: ToolCallOption = None,
-                 fingerprint: FingerprintOption = None,
-                 db: DbOption = None, app_spec: AppOption = None) -> None:
+def runs_approve(
+    ctx: typer.Context,
+    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    tool_call: ToolCallOption = None,
+    fingerprint: FingerprintOption = None,
+    db: DbOption = None,
+    app_spec: AppOption = None,
+) -> None:
     """Approve a pending call; the tool runs and the agent continues."""
+
     async def go(runtime: Any) -> None:
         stream = await runtime.approve_tool_call(run_id=run_id, tool_call_id=tool_call, fingerprint=fingerprint)
         await _print_stream(stream)
@@ -363,11 +395,16 @@ def runs_approve(ctx: typer.Context, run_id: Annotated[str, typer.Argument(metav
 
 
 @runs_app.command("decline")
-def runs_decline(ctx: typer.Context, run_id: Annotated[str, typer.Argument(metavar="RUN")],
-                 tool_call: ToolCallOption = None,
-                 reason: Annotated[str | None, typer.Option("--reason", help="Told to the model")] = None,
-                 db: DbOption = None, app_spec: AppOption = None) -> None:
+def runs_decline(
+    ctx: typer.Context,
+    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    tool_call: ToolCallOption = None,
+    reason: Annotated[str | None, typer.Option("--reason", help="Told to the model")] = None,
+    db: DbOption = None,
+    app_spec: AppOption = None,
+) -> None:
     """Decline a pending call; the tool never runs and the model is told why."""
+
     async def go(runtime: Any) -> None:
         stream = await runtime.decline_tool_call(run_id=run_id, tool_call_id=tool_call, reason=reason)
         await _print_stream(stream)
@@ -376,10 +413,14 @@ def runs_decline(ctx: typer.Context, run_id: Annotated[str, typer.Argument(metav
 
 
 @runs_app.command("resume")
-def runs_resume(ctx: typer.Context, run_id: Annotated[str, typer.Argument(metavar="RUN")],
-                data: Annotated[str, typer.Option("--data", help="Resume data as a JSON object")],
-                tool_call: ToolCallOption = None,
-                db: DbOption = None, app_spec: AppOption = None) -> None:
+def runs_resume(
+    ctx: typer.Context,
+    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    data: Annotated[str, typer.Option("--data", help="Resume data as a JSON object")],
+    tool_call: ToolCallOption = None,
+    db: DbOption = None,
+    app_spec: AppOption = None,
+) -> None:
     """Resume a suspended tool with data matching its resume schema."""
     try:
         resume_data = json.loads(data)
@@ -417,8 +458,15 @@ def _fast_runs_list(argv: list[str]) -> bool:
     if rest or ns.page < 0 or not 1 <= ns.per_page <= 1000:
         return False
     try:
-        list_runs(Settings(db=ns.db), as_json=ns.as_json, thread=ns.thread, resource=ns.resource, agent=ns.agent,
-                  page=ns.page, per_page=ns.per_page)
+        list_runs(
+            Settings(db=ns.db),
+            as_json=ns.as_json,
+            thread=ns.thread,
+            resource=ns.resource,
+            agent=ns.agent,
+            page=ns.page,
+            per_page=ns.per_page,
+        )
     except typer.Exit as exit_:
         sys.exit(exit_.exit_code)
     return True

@@ -19,29 +19,47 @@ def _iso(ts: float) -> str:
 def run_row_to_json(row: Any) -> dict[str, Any]:
     r = row.run
     return {
-        "run_id": r.run_id, "agent_id": r.agent_id, "thread_id": r.thread_id, "resource_id": r.resource_id,
+        "run_id": r.run_id,
+        "agent_id": r.agent_id,
+        "thread_id": r.thread_id,
+        "resource_id": r.resource_id,
         "suspended_at": _iso(r.suspended_at),
         "tool_calls": [
-            {"tool_call_id": c.tool_call_id, "tool_name": c.tool_name, "args": c.args,
-             "requires_approval": c.kind == "approval", "kind": c.kind, "suspend_payload": c.suspend_payload,
-             "resume_schema": c.resume_schema, "fingerprint": c.fingerprint, "agent_path": list(c.agent_path),
-             "pending_since": _iso(c.created_at)}
+            {
+                "tool_call_id": c.tool_call_id,
+                "tool_name": c.tool_name,
+                "args": c.args,
+                "requires_approval": c.kind == "approval",
+                "kind": c.kind,
+                "suspend_payload": c.suspend_payload,
+                "resume_schema": c.resume_schema,
+                "fingerprint": c.fingerprint,
+                "agent_path": list(c.agent_path),
+                "pending_since": _iso(c.created_at),
+            }
             for c in row.calls
         ],
     }
 
 
-async def list_from_store(db_path: Path, *, agent_id: str | None = None, thread_id: str | None = None,
-                          resource_id: str | None = None, page: int = 0,
-                          per_page: int = 50) -> tuple[list[dict[str, Any]], int]:
+async def list_from_store(
+    db_path: Path,
+    *,
+    agent_id: str | None = None,
+    thread_id: str | None = None,
+    resource_id: str | None = None,
+    page: int = 0,
+    per_page: int = 50,
+) -> tuple[list[dict[str, Any]], int]:
     from storage import SqliteStore
 
     if not db_path.exists():
         return [], 0
     store = SqliteStore(db_path)
     try:
-        rows, total = await store.list_suspended(agent_id=agent_id, thread_id=thread_id, resource_id=resource_id,
-                                                 page=page, per_page=per_page)
+        rows, total = await store.list_suspended(
+            agent_id=agent_id, thread_id=thread_id, resource_id=resource_id, page=page, per_page=per_page
+        )
     finally:
         await store.aclose()
     return [run_row_to_json(r) for r in rows], total

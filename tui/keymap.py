@@ -7,24 +7,40 @@ from textual.binding import Binding
 APP = [
     Binding("f1", "help", "Help", id="app.help", tooltip="Show all key bindings"),
     Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True, tooltip="Quit the console"),
-    Binding("ctrl+o", "open_pending", "Pending runs", id="app.open_pending",
-            tooltip="List runs waiting for a decision in the store"),
+    Binding(
+        "ctrl+o",
+        "open_pending",
+        "Pending runs",
+        id="app.open_pending",
+        tooltip="List runs waiting for a decision in the store",
+    ),
     Binding("ctrl+n", "new_run", "New run", id="app.new_run", tooltip="Clear the log and focus the prompt"),
-    Binding("ctrl+p", "command_palette", "Commands", id="app.command_palette", show=False,
-            tooltip="Open the command palette"),
+    Binding(
+        "ctrl+p",
+        "command_palette",
+        "Commands",
+        id="app.command_palette",
+        show=False,
+        tooltip="Open the command palette",
+    ),
 ]
 
 RUN_SCREEN = [
-    Binding("f2", "decide_focused", "Decide", id="run.decide",
-            tooltip="Open the dialog of the highlighted pending call"),
+    Binding(
+        "f2", "decide_focused", "Decide", id="run.decide", tooltip="Open the dialog of the highlighted pending call"
+    ),
     Binding("ctrl+l", "focus_log", "Log", id="run.focus_log", show=False, tooltip="Focus the chunk log"),
-    Binding("ctrl+t", "cycle_agent", "Next agent", id="run.cycle_agent", show=False,
-            tooltip="Select the next agent"),
+    Binding("ctrl+t", "cycle_agent", "Next agent", id="run.cycle_agent", show=False, tooltip="Select the next agent"),
 ]
 
 APPROVAL = [
-    Binding("y", "approve", "Approve", id="approval.approve",
-            tooltip="Approve with the fingerprint shown (ignored for a moment after opening)"),
+    Binding(
+        "y",
+        "approve",
+        "Approve",
+        id="approval.approve",
+        tooltip="Approve with the fingerprint shown (ignored for a moment after opening)",
+    ),
     Binding("n", "decline", "Decline", id="approval.decline", tooltip="Decline, then type an optional reason"),
     Binding("escape", "leave", "Leave pending", id="approval.leave", tooltip="Close; the call stays pending"),
 ]
@@ -36,14 +52,27 @@ RESUME_FORM = [
 
 PICKER = [
     Binding("enter", "open", "Open", id="picker.open", tooltip="Open the run and its decision dialog"),
-    Binding("y", "approve", "Approve", id="picker.approve",
-            tooltip="Approve the highlighted call with its fingerprint"),
+    Binding(
+        "y", "approve", "Approve", id="picker.approve", tooltip="Approve the highlighted call with its fingerprint"
+    ),
     Binding("n", "decline", "Decline", id="picker.decline", tooltip="Decline the highlighted call"),
     Binding("r", "refresh", "Refresh", id="picker.refresh", tooltip="Reload the list from the store"),
-    Binding("pagedown,right_square_bracket", "next_page", "Next page", id="picker.next_page", priority=True,
-            tooltip="Next page of pending runs"),
-    Binding("pageup,left_square_bracket", "previous_page", "Prev page", id="picker.previous_page", priority=True,
-            tooltip="Previous page of pending runs"),
+    Binding(
+        "pagedown,right_square_bracket",
+        "next_page",
+        "Next page",
+        id="picker.next_page",
+        priority=True,
+        tooltip="Next page of pending runs",
+    ),
+    Binding(
+        "pageup,left_square_bracket",
+        "previous_page",
+        "Prev page",
+        id="picker.previous_page",
+        priority=True,
+        tooltip="Previous page of pending runs",
+    ),
     Binding("escape", "close", "Close", id="picker.close", tooltip="Back to the run screen"),
 ]
 

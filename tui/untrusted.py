@@ -29,10 +29,28 @@ ESCAPE_STYLE = "bold reverse red"
 
 # Unicode "Cf" (format) ranges, Unicode 15.1, plus Zl/Zp and surrogates.
 _FORMAT_RANGES = (
-    "\u00ad", "\u0600-\u0605", "\u061c", "\u06dd", "\u070f", "\u0890-\u0891", "\u08e2", "\u180e",
-    "\u200b-\u200f", "\u2028-\u202e", "\u2060-\u2064", "\u2066-\u206f", "\ufeff", "\ufff9-\ufffb",
-    "\U000110bd", "\U000110cd", "\U00013430-\U0001343f", "\U0001bca0-\U0001bca3",
-    "\U0001d173-\U0001d17a", "\U000e0001", "\U000e0020-\U000e007f", "\ud800-\udfff",
+    "\u00ad",
+    "\u0600-\u0605",
+    "\u061c",
+    "\u06dd",
+    "\u070f",
+    "\u0890-\u0891",
+    "\u08e2",
+    "\u180e",
+    "\u200b-\u200f",
+    "\u2028-\u202e",
+    "\u2060-\u2064",
+    "\u2066-\u206f",
+    "\ufeff",
+    "\ufff9-\ufffb",
+    "\U000110bd",
+    "\U000110cd",
+    "\U00013430-\U0001343f",
+    "\U0001bca0-\U0001bca3",
+    "\U0001d173-\U0001d17a",
+    "\U000e0001",
+    "\U000e0020-\U000e007f",
+    "\ud800-\udfff",
 )
 _CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f"  # all C0 but \t and \n, DEL, all C1
 
@@ -63,8 +81,7 @@ def escape_unsafe(text: str, *, multiline: bool = True) -> str:
     return _pattern(multiline).sub(lambda m: _escape_char(m.group()), text)
 
 
-def safe_text(text: Any, style: str = "", *, multiline: bool = True,
-              escape_style: str = ESCAPE_STYLE) -> Text:
+def safe_text(text: Any, style: str = "", *, multiline: bool = True, escape_style: str = ESCAPE_STYLE) -> Text:
     """A ``Text`` showing ``text`` literally (no markup), hidden characters as styled escapes."""
     from rich.text import Text
 
@@ -74,7 +91,7 @@ def safe_text(text: Any, style: str = "", *, multiline: bool = True,
     pos = 0
     for m in _pattern(multiline).finditer(text):
         if m.start() > pos:
-            out.append(text[pos:m.start()])
+            out.append(text[pos : m.start()])
         out.append(_escape_char(m.group()), style=escape_style)
         pos = m.end()
     if pos < len(text):
@@ -143,5 +160,14 @@ def summarize(findings: list[Finding]) -> str:
     return f"{count} hidden/control character(s) shown as escapes ({' '.join(escapes)}) in {where}"
 
 
-__all__ = ["ESCAPE_STYLE", "Finding", "escape_unsafe", "find_unsafe", "json_text", "safe_text",
-           "scan", "summarize", "to_json"]
+__all__ = [
+    "ESCAPE_STYLE",
+    "Finding",
+    "escape_unsafe",
+    "find_unsafe",
+    "json_text",
+    "safe_text",
+    "scan",
+    "summarize",
+    "to_json",
+]

@@ -37,8 +37,13 @@ DEFAULT_ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
 OUTPUT_TOOL = "structured_output"
 
-_FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "tool_use": "tool-calls",
-           "refusal": "content-filter"}
+_FINISH = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "tool_use": "tool-calls",
+    "refusal": "content-filter",
+}
 _RETRYABLE_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
 
 
@@ -65,8 +70,11 @@ def convert_messages(messages: list[Message]) -> tuple[str | None, list[dict[str
         blocks: list[dict[str, Any]] = []
         if m.role == "tool":
             role = "user"
-            block = {"type": "tool_result", "tool_use_id": _tool_id(m.tool_call_id, "toolu_missing"),
-                     "content": m.content}
+            block = {
+                "type": "tool_result",
+                "tool_use_id": _tool_id(m.tool_call_id, "toolu_missing"),
+                "content": m.content,
+            }
             if m.tool_status == "error":
                 block["is_error"] = True
             blocks.append(block)
@@ -77,8 +85,14 @@ def convert_messages(messages: list[Message]) -> tuple[str | None, list[dict[str
             if m.role == "assistant":
                 for call in m.tool_calls:
                     unnamed += 1
-                    blocks.append({"type": "tool_use", "id": _tool_id(call.id, f"toolu_{unnamed}"),
-                                   "name": call.name, "input": call.args})
+                    blocks.append(
+                        {
+                            "type": "tool_use",
+                            "id": _tool_id(call.id, f"toolu_{unnamed}"),
+                            "name": call.name,
+                            "input": call.args,
+                        }
+                    )
         if not blocks:
             continue
         if out and out[-1]["role"] == role:
@@ -94,8 +108,7 @@ def convert_messages(messages: list[Message]) -> tuple[str | None, list[dict[str
 class _Block:
     __slots__ = ("id", "initial", "json", "kind", "name")
 
-    def __init__(self, kind: str, id: str | None = None, name: str = "",
-                 initial: dict[str, Any] | None = None) -> None:
+    def __init__(self, kind: str, id: str | None = None, name: str = "", initial: dict[str, Any] | None = None) -> None:
         self.kind = kind
         self.id = id
         self.name = name
@@ -126,8 +139,7 @@ class _AnthropicParser:
         try:
             data = json.loads(event.data)
         except ValueError as exc:
-            raise HTTPModelError(f"{self.provider} sent an unreadable stream event: {event.data[:200]!r}"
-                                 ) from exc
+            raise HTTPModelError(f"{self.provider} sent an unreadable stream event: {event.data[:200]!r}") from exc
         kind = data.get("type") or event.event
         if kind == "message_start":
             self._started = True
@@ -136,7 +148,8 @@ class _AnthropicParser:
             block = data.get("content_block") or {}
             btype = block.get("type", "")
             self.blocks[data.get("index", len(self.blocks))] = _Block(
-                btype, block.get("id"), block.get("name", ""), block.get("input") or {})
+                btype, block.get("id"), block.get("name", ""), block.get("input") or {}
+            )
             if btype == "text" and block.get("text"):
                 return self._text(block["text"])
         elif kind == "content_block_delta":
@@ -159,9 +172,10 @@ class _AnthropicParser:
         elif kind == "error":
             err = data.get("error") or {}
             etype = err.get("type", "error")
-            raise HTTPModelError(f"{self.provider} reported an error in the stream: "
-                                 f"{err.get('message', 'no message')} ({etype})",
-                                 retryable=etype in _RETRYABLE_ERRORS)
+            raise HTTPModelError(
+                f"{self.provider} reported an error in the stream: {err.get('message', 'no message')} ({etype})",
+                retryable=etype in _RETRYABLE_ERRORS,
+            )
         return []
 
     def _text(self, piece: str) -> list[ModelEvent]:
@@ -179,8 +193,7 @@ class _AnthropicParser:
 
     def finish(self) -> ModelResponse:
         if not self._done and self.stop_reason is None:
-            raise HTTPModelError(f"{self.provider} stream ended before the answer was complete",
-                                 retryable=True)
+            raise HTTPModelError(f"{self.provider} stream ended before the answer was complete", retryable=True)
         usage = Usage(input_tokens=self.input_tokens, output_tokens=self.output_tokens)
         text = "".join(self.text)
         calls: list[ToolCall] = []
@@ -190,8 +203,7 @@ class _AnthropicParser:
                 continue
             raw = "".join(block.json)
             if block.name == self._output_tool:
-                return ModelResponse(text=self._structured(raw, block.initial), usage=usage,
-                                     finish_reason="stop")
+                return ModelResponse(text=self._structured(raw, block.initial), usage=usage, finish_reason="stop")
             if raw.strip():
                 args, error = parse_tool_args(raw, block.name)
             else:
@@ -221,25 +233,46 @@ class AnthropicModel(HTTPModel):
 
     provider = "anthropic"
 
-    def __init__(self, model: str, *, api_key: str | None = None,
-                 base_url: str = DEFAULT_ANTHROPIC_BASE_URL, max_tokens: int = 4096,
-                 timeout: float | httpx.Timeout | None = 60.0, max_retries: int | None = None,
-                 retry: RetryPolicy | None = None, http_client: httpx.AsyncClient | None = None,
-                 headers: Mapping[str, str] | None = None, extra_body: Mapping[str, Any] | None = None,
-                 anthropic_version: str = ANTHROPIC_VERSION,
-                 sleep: Callable[[float], Awaitable[Any]] | None = None) -> None:
-        super().__init__(model, base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries,
-                         retry=retry, http_client=http_client, headers=headers, extra_body=extra_body,
-                         sleep=sleep)
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str = DEFAULT_ANTHROPIC_BASE_URL,
+        max_tokens: int = 4096,
+        timeout: float | httpx.Timeout | None = 60.0,
+        max_retries: int | None = None,
+        retry: RetryPolicy | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        headers: Mapping[str, str] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        anthropic_version: str = ANTHROPIC_VERSION,
+        sleep: Callable[[float], Awaitable[Any]] | None = None,
+    ) -> None:
+        super().__init__(
+            model,
+            base_url=base_url,
+            api_key=api_key,
+            timeout=timeout,
+            max_retries=max_retries,
+            retry=retry,
+            http_client=http_client,
+            headers=headers,
+            extra_body=extra_body,
+            sleep=sleep,
+        )
         self.max_tokens = max_tokens
         self.anthropic_version = anthropic_version
 
-    def build_request(self, messages: list[Message], info: ModelRequestInfo
-                      ) -> tuple[dict[str, Any], str | None, bool]:
+    def build_request(self, messages: list[Message], info: ModelRequestInfo) -> tuple[dict[str, Any], str | None, bool]:
         """The JSON body, the forced output tool's name (if any) and whether its schema was wrapped."""
         system, converted = convert_messages(messages)
-        body: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens, "messages": converted,
-                                "stream": True}
+        body: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": converted,
+            "stream": True,
+        }
         if system:
             body["system"] = system
         tools = []
@@ -258,8 +291,13 @@ class AnthropicModel(HTTPModel):
             output_tool = OUTPUT_TOOL
             while output_tool in names:
                 output_tool = "_" + output_tool
-            tools.append({"name": output_tool, "input_schema": schema,
-                          "description": "Give your answer by calling this tool; its input is the answer."})
+            tools.append(
+                {
+                    "name": output_tool,
+                    "input_schema": schema,
+                    "description": "Give your answer by calling this tool; its input is the answer.",
+                }
+            )
             body["tool_choice"] = {"type": "tool", "name": output_tool}
         if tools:
             body["tools"] = tools
@@ -267,8 +305,7 @@ class AnthropicModel(HTTPModel):
         return body, output_tool, wrapped
 
     def headers(self) -> dict[str, str]:
-        headers = {"anthropic-version": self.anthropic_version, "Accept": "text/event-stream",
-                   **self.extra_headers}
+        headers = {"anthropic-version": self.anthropic_version, "Accept": "text/event-stream", **self.extra_headers}
         if self.api_key:
             headers["x-api-key"] = self.api_key
         return headers
@@ -276,8 +313,12 @@ class AnthropicModel(HTTPModel):
     async def stream(self, messages: list[Message], info: ModelRequestInfo) -> AsyncIterator[ModelEvent]:
         body, output_tool, wrapped = self.build_request(messages, info)
         async for event in stream_events(
-            provider=self.model_id, client=self.client(), settings=self.settings,
-            url=f"{self.base_url}/v1/messages", headers=self.headers(), body=body,
+            provider=self.model_id,
+            client=self.client(),
+            settings=self.settings,
+            url=f"{self.base_url}/v1/messages",
+            headers=self.headers(),
+            body=body,
             new_parser=lambda: _AnthropicParser(self.model_id, output_tool, wrapped),
         ):
             yield event

@@ -46,8 +46,9 @@ class HTTPModelError(ModelError):
     trying again could help (it did not, or retries were not allowed).
     """
 
-    def __init__(self, message: str, *, status_code: int | None = None, retryable: bool = False,
-                 retry_after: float | None = None) -> None:
+    def __init__(
+        self, message: str, *, status_code: int | None = None, retryable: bool = False, retry_after: float | None = None
+    ) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.retryable = retryable
@@ -73,7 +74,7 @@ class RetryPolicy:
     def delay(self, attempt: int, retry_after: float | None = None) -> float:
         if retry_after is not None and 0 <= retry_after <= self.max_retry_after:
             return retry_after
-        base = min(self.max_delay, self.initial_delay * (self.multiplier ** attempt))
+        base = min(self.max_delay, self.initial_delay * (self.multiplier**attempt))
         return base * (1 - self.jitter * random.random())
 
 
@@ -163,7 +164,10 @@ def _status_error(provider: str, response: httpx.Response, body: bytes) -> HTTPM
     return HTTPModelError(
         f"{provider} returned HTTP {status} for {response.request.method} {response.request.url}"
         f"{hint}: {_error_detail(body)}",
-        status_code=status, retryable=retryable, retry_after=parse_retry_after(response.headers))
+        status_code=status,
+        retryable=retryable,
+        retry_after=parse_retry_after(response.headers),
+    )
 
 
 async def stream_events(
@@ -187,8 +191,7 @@ async def stream_events(
         yielded = False
         parser = new_parser()
         try:
-            async with client.stream("POST", url, headers=headers, json=body,
-                                     timeout=settings.timeout) as response:
+            async with client.stream("POST", url, headers=headers, json=body, timeout=settings.timeout) as response:
                 if response.status_code >= 400:
                     raise _status_error(provider, response, await response.aread())
                 try:
@@ -200,8 +203,9 @@ async def stream_events(
                             break
                 except SSEError as exc:
                     detail = _error_detail(await response.aread()) if not yielded else ""
-                    raise HTTPModelError(f"{provider} did not answer with an event stream ({exc})"
-                                         + (f": {detail}" if detail else "")) from exc
+                    raise HTTPModelError(
+                        f"{provider} did not answer with an event stream ({exc})" + (f": {detail}" if detail else "")
+                    ) from exc
                 final = parser.finish()
             yield ModelDone(response=final)
             return
@@ -210,20 +214,24 @@ async def stream_events(
         except httpx.TimeoutException as exc:
             error = HTTPModelError(
                 f"{provider} timed out ({type(exc).__name__}) calling {url}"
-                + (" after the answer had started streaming" if yielded else ""), retryable=True)
+                + (" after the answer had started streaming" if yielded else ""),
+                retryable=True,
+            )
             error.__cause__ = exc
         except httpx.TransportError as exc:
             where = "in the middle of the answer" if yielded else "before the answer"
             error = HTTPModelError(
-                f"{provider} connection failed {where} ({type(exc).__name__}: {exc or 'no detail'}) "
-                f"calling {url}", retryable=True)
+                f"{provider} connection failed {where} ({type(exc).__name__}: {exc or 'no detail'}) calling {url}",
+                retryable=True,
+            )
             error.__cause__ = exc
         except httpx.HTTPError as exc:  # e.g. a body that cannot be decoded: retrying will not help
             raise HTTPModelError(f"{provider} sent an unreadable answer ({type(exc).__name__}: {exc})") from exc
         if not error.retryable or yielded or attempt >= policy.max_retries:
             if error.retryable and not yielded and attempt:
-                raise HTTPModelError(f"{error} (gave up after {attempt + 1} attempts)",
-                                     status_code=error.status_code) from error
+                raise HTTPModelError(
+                    f"{error} (gave up after {attempt + 1} attempts)", status_code=error.status_code
+                ) from error
             raise error
         await settings.sleep(policy.delay(attempt, error.retry_after))
         attempt += 1
@@ -240,11 +248,20 @@ class HTTPModel(LanguageModel):
 
     provider: str = "http"
 
-    def __init__(self, model: str, *, base_url: str, api_key: str | None,
-                 timeout: float | httpx.Timeout | None, max_retries: int | None,
-                 retry: RetryPolicy | None, http_client: httpx.AsyncClient | None,
-                 headers: Mapping[str, str] | None, extra_body: Mapping[str, Any] | None,
-                 sleep: Callable[[float], Awaitable[Any]] | None) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str,
+        api_key: str | None,
+        timeout: float | httpx.Timeout | None,
+        max_retries: int | None,
+        retry: RetryPolicy | None,
+        http_client: httpx.AsyncClient | None,
+        headers: Mapping[str, str] | None,
+        extra_body: Mapping[str, Any] | None,
+        sleep: Callable[[float], Awaitable[Any]] | None,
+    ) -> None:
         if not model:
             raise ProviderConfigError(f"{self.provider}: a model name is required")
         self.model = model
@@ -252,14 +269,19 @@ class HTTPModel(LanguageModel):
         if not base_url.startswith(("http://", "https://")):
             raise ProviderConfigError(
                 f"{self.provider}: base URL {base_url!r} must start with http:// or https:// "
-                "(e.g. http://localhost:11434/v1)")
+                "(e.g. http://localhost:11434/v1)"
+            )
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key
         policy = retry or RetryPolicy()
         if max_retries is not None and max_retries != policy.max_retries:
             policy = dataclasses.replace(policy, max_retries=max_retries)
-        self.settings = HttpSettings(timeout=make_timeout(timeout), retry=policy, http_client=http_client,
-                                     sleep=sleep if sleep is not None else asyncio.sleep)
+        self.settings = HttpSettings(
+            timeout=make_timeout(timeout),
+            retry=policy,
+            http_client=http_client,
+            sleep=sleep if sleep is not None else asyncio.sleep,
+        )
         self.extra_headers = dict(headers or {})
         self.extra_body = dict(extra_body or {})
         self._own_client: httpx.AsyncClient | None = None

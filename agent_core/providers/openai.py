@@ -38,8 +38,13 @@ __all__ = ["DEFAULT_OPENAI_BASE_URL", "OpenAIModel", "parse_tool_args"]
 
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 
-_FINISH = {"stop": "stop", "length": "length", "tool_calls": "tool-calls", "function_call": "tool-calls",
-           "content_filter": "content-filter"}
+_FINISH = {
+    "stop": "stop",
+    "length": "length",
+    "tool_calls": "tool-calls",
+    "function_call": "tool-calls",
+    "content_filter": "content-filter",
+}
 
 
 def parse_tool_args(raw: str, tool: str) -> tuple[dict[str, Any], str | None]:
@@ -68,8 +73,13 @@ class _ToolCallBuffer:
 class _OpenAIParser:
     """One attempt's state: text, tool-call fragments by index, usage, finish reason."""
 
-    def __init__(self, provider: str, strict_tools: dict[str, dict[str, Any]],
-                 output_schema: dict[str, Any] | None, wrapped: bool) -> None:
+    def __init__(
+        self,
+        provider: str,
+        strict_tools: dict[str, dict[str, Any]],
+        output_schema: dict[str, Any] | None,
+        wrapped: bool,
+    ) -> None:
         self.provider = provider
         self.text: list[str] = []
         self.calls: dict[int, _ToolCallBuffer] = {}
@@ -104,8 +114,10 @@ class _OpenAIParser:
             raise HTTPModelError(f"{self.provider} reported an error in the stream: {msg}")
         usage = chunk.get("usage")
         if isinstance(usage, dict):
-            self.usage = Usage(input_tokens=int(usage.get("prompt_tokens") or 0),
-                               output_tokens=int(usage.get("completion_tokens") or 0))
+            self.usage = Usage(
+                input_tokens=int(usage.get("prompt_tokens") or 0),
+                output_tokens=int(usage.get("completion_tokens") or 0),
+            )
         out: list[ModelEvent] = []
         for choice in chunk.get("choices") or []:
             if choice.get("index", 0) != 0:
@@ -152,8 +164,7 @@ class _OpenAIParser:
 
     def finish(self) -> ModelResponse:
         if not self._done and self.finish_reason is None:
-            raise HTTPModelError(f"{self.provider} stream ended before the answer was complete",
-                                 retryable=True)
+            raise HTTPModelError(f"{self.provider} stream ended before the answer was complete", retryable=True)
         calls = []
         for index in sorted(self.calls):
             buf = self.calls[index]
@@ -192,8 +203,11 @@ def _message(m: Message) -> dict[str, Any]:
             "role": "assistant",
             "content": m.content or None,
             "tool_calls": [
-                {"id": c.id or f"call_{i}", "type": "function",
-                 "function": {"name": c.name, "arguments": json.dumps(c.args, ensure_ascii=False)}}
+                {
+                    "id": c.id or f"call_{i}",
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": json.dumps(c.args, ensure_ascii=False)},
+                }
                 for i, c in enumerate(m.tool_calls)
             ],
         }
@@ -214,16 +228,36 @@ class OpenAIModel(HTTPModel):
 
     provider = "openai"
 
-    def __init__(self, model: str, *, base_url: str = DEFAULT_OPENAI_BASE_URL, api_key: str | None = None,
-                 timeout: float | httpx.Timeout | None = 60.0, max_retries: int | None = None,
-                 retry: RetryPolicy | None = None, http_client: httpx.AsyncClient | None = None,
-                 headers: Mapping[str, str] | None = None, extra_body: Mapping[str, Any] | None = None,
-                 strict: bool = True, include_usage: bool = True, provider_name: str = "openai",
-                 sleep: Callable[[float], Awaitable[Any]] | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str = DEFAULT_OPENAI_BASE_URL,
+        api_key: str | None = None,
+        timeout: float | httpx.Timeout | None = 60.0,
+        max_retries: int | None = None,
+        retry: RetryPolicy | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        headers: Mapping[str, str] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        strict: bool = True,
+        include_usage: bool = True,
+        provider_name: str = "openai",
+        sleep: Callable[[float], Awaitable[Any]] | None = None,
+    ) -> None:
         self.provider = provider_name
-        super().__init__(model, base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries,
-                         retry=retry, http_client=http_client, headers=headers, extra_body=extra_body,
-                         sleep=sleep)
+        super().__init__(
+            model,
+            base_url=base_url,
+            api_key=api_key,
+            timeout=timeout,
+            max_retries=max_retries,
+            retry=retry,
+            http_client=http_client,
+            headers=headers,
+            extra_body=extra_body,
+            sleep=sleep,
+        )
         self.strict = strict
         self.include_usage = include_usage
 
@@ -241,11 +275,11 @@ class OpenAIModel(HTTPModel):
         function["parameters"] = schema
         return {"type": "function", "function": function}
 
-    def build_request(self, messages: list[Message], info: ModelRequestInfo
-                      ) -> tuple[dict[str, Any], dict[str, dict[str, Any]], dict[str, Any] | None, bool]:
+    def build_request(
+        self, messages: list[Message], info: ModelRequestInfo
+    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]], dict[str, Any] | None, bool]:
         """The JSON body, plus what the parser needs to undo strict-mode conversions."""
-        body: dict[str, Any] = {"model": self.model, "messages": [_message(m) for m in messages],
-                                "stream": True}
+        body: dict[str, Any] = {"model": self.model, "messages": [_message(m) for m in messages], "stream": True}
         if self.include_usage:
             body["stream_options"] = {"include_usage": True}
         strict_tools: dict[str, dict[str, Any]] = {}
@@ -274,8 +308,12 @@ class OpenAIModel(HTTPModel):
     async def stream(self, messages: list[Message], info: ModelRequestInfo) -> AsyncIterator[ModelEvent]:
         body, strict_tools, original, wrapped = self.build_request(messages, info)
         async for event in stream_events(
-            provider=self.model_id, client=self.client(), settings=self.settings,
-            url=f"{self.base_url}/chat/completions", headers=self.headers(), body=body,
+            provider=self.model_id,
+            client=self.client(),
+            settings=self.settings,
+            url=f"{self.base_url}/chat/completions",
+            headers=self.headers(),
+            body=body,
             new_parser=lambda: _OpenAIParser(self.model_id, strict_tools, original, wrapped),
         ):
             yield event

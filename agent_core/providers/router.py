@@ -30,14 +30,16 @@ def _openai(model: str, env: Mapping[str, str]) -> LanguageModel:
     if api_key is None and base_url.rstrip("/") == DEFAULT_OPENAI_BASE_URL:
         raise ProviderConfigError(
             f"model 'openai/{model}' needs an API key: set OPENAI_API_KEY (or set OPENAI_BASE_URL to an "
-            "OpenAI-compatible server that needs none, e.g. http://localhost:11434/v1 for Ollama)")
+            "OpenAI-compatible server that needs none, e.g. http://localhost:11434/v1 for Ollama)"
+        )
     return OpenAIModel(model, base_url=base_url, api_key=api_key)
 
 
 def _ollama(model: str, env: Mapping[str, str]) -> LanguageModel:
     base_url = env.get("OLLAMA_BASE_URL") or DEFAULT_OLLAMA_BASE_URL
-    return OpenAIModel(model, base_url=base_url, api_key=env.get("OLLAMA_API_KEY") or None,
-                       provider_name="ollama", strict=False)
+    return OpenAIModel(
+        model, base_url=base_url, api_key=env.get("OLLAMA_API_KEY") or None, provider_name="ollama", strict=False
+    )
 
 
 def _anthropic(model: str, env: Mapping[str, str]) -> LanguageModel:
@@ -69,10 +71,9 @@ def resolve_model(spec: str | LanguageModel, *, env: Mapping[str, str] | None = 
     provider, sep, model = spec.partition("/")
     if not sep or not provider or not model:
         raise ProviderConfigError(
-            f"model {spec!r} is not of the form 'provider/model' (e.g. 'openai/gpt-5-mini'); "
-            f"known providers: {known}")
+            f"model {spec!r} is not of the form 'provider/model' (e.g. 'openai/gpt-5-mini'); known providers: {known}"
+        )
     factory = _PROVIDERS.get(provider)
     if factory is None:
-        raise ProviderConfigError(
-            f"unknown model provider {provider!r} in {spec!r}; known providers: {known}")
+        raise ProviderConfigError(f"unknown model provider {provider!r} in {spec!r}; known providers: {known}")
     return factory(model, os.environ if env is None else env)

@@ -27,12 +27,30 @@ __all__ = [
 ]
 
 # Keywords OpenAI's strict mode rejects; a schema using one is sent non-strict.
-_UNSUPPORTED = frozenset({
-    "patternProperties", "unevaluatedProperties", "propertyNames", "minProperties",
-    "maxProperties", "unevaluatedItems", "contains", "minContains", "maxContains",
-    "uniqueItems", "allOf", "not", "if", "then", "else", "dependentRequired",
-    "dependentSchemas", "minLength", "maxLength", "prefixItems",
-})
+_UNSUPPORTED = frozenset(
+    {
+        "patternProperties",
+        "unevaluatedProperties",
+        "propertyNames",
+        "minProperties",
+        "maxProperties",
+        "unevaluatedItems",
+        "contains",
+        "minContains",
+        "maxContains",
+        "uniqueItems",
+        "allOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "dependentRequired",
+        "dependentSchemas",
+        "minLength",
+        "maxLength",
+        "prefixItems",
+    }
+)
 # Keywords that carry no constraint the model needs and strict mode does not accept.
 _DROPPED = frozenset({"title", "default", "examples", "discriminator", "$schema", "readOnly", "writeOnly"})
 
@@ -168,15 +186,15 @@ def _resolve(node: Any, root: dict[str, Any]) -> Any:
             return node
         target: Any = root
         for part in ref[2:].split("/"):
-            target = target.get(part.replace("~1", "/").replace("~0", "~"), {}) if isinstance(
-                target, dict) else {}
+            target = target.get(part.replace("~1", "/").replace("~0", "~"), {}) if isinstance(target, dict) else {}
         node = target
         seen += 1
     return node
 
 
-def strip_strict_nulls(value: Any, original: dict[str, Any], *, _root: dict[str, Any] | None = None,
-                       _node: Any = None) -> Any:
+def strip_strict_nulls(
+    value: Any, original: dict[str, Any], *, _root: dict[str, Any] | None = None, _node: Any = None
+) -> Any:
     """Drop ``null`` values the strict conversion made the model send for optional properties.
 
     ``original`` is the schema *before* conversion. A key is dropped only when

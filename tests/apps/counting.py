@@ -66,10 +66,13 @@ async def main(argv: list[str]) -> dict:
         if cmd == "start":
             policy = None
             if "--policy-read-free" in argv:
+
                 def policy(call):
                     return call.tool_name != "read"
-            stream = await agent.stream(argv[1], thread_id=argv[2] if len(argv) > 2 else None,
-                                        require_tool_approval=policy)
+
+            stream = await agent.stream(
+                argv[1], thread_id=argv[2] if len(argv) > 2 else None, require_tool_approval=policy
+            )
             chunks = await stream.chunks()
             return {"run_id": stream.run_id, "status": stream.status, "types": [c.type for c in chunks]}
         if cmd in ("approve", "decline"):
@@ -79,8 +82,7 @@ async def main(argv: list[str]) -> dict:
             method = agent.approve_tool_call if cmd == "approve" else agent.decline_tool_call
             stream = await method(run_id=argv[1], tool_call_id=argv[2] if len(argv) > 2 and argv[2] != "-" else None)
             chunks = await stream.chunks()
-            return {"ok": True, "status": stream.status, "text": await stream.text(),
-                    "types": [c.type for c in chunks]}
+            return {"ok": True, "status": stream.status, "text": await stream.text(), "types": [c.type for c in chunks]}
         if cmd == "storm":
             # Decide every call of every listed run, in a random order, racing another process.
             import random

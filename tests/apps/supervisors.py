@@ -44,8 +44,9 @@ def build_chain(exec_path: str) -> Agent:
         log.record("find_user", {"user_id": inp.user_id})
         return {"user": {"id": inp.user_id, "name": "Ann"}}
 
-    find_user_tool = create_tool(id="find-user", description="Finds user by ID", input_schema=UserIn,
-                                 require_approval=True, execute=find_user)
+    find_user_tool = create_tool(
+        id="find-user", description="Finds user by ID", input_schema=UserIn, require_approval=True, execute=find_user
+    )
 
     def data_model(messages, info):
         last = messages[-1]
@@ -54,12 +55,27 @@ def build_chain(exec_path: str) -> Agent:
             return ModelResponse(tool_calls=[ToolCall(name="find_user", args={"user_id": uid}, id="call_1")])
         return ModelResponse(text=f"data({last.content})")
 
-    data = Agent(id="data-agent", name="Data Agent", description="Handles user look-ups",
-                 model=FunctionModel(data_model), tools={"find_user": find_user_tool})
-    team = Agent(id="team-agent", description="Coordinates data work",
-                 model=delegating_model("agent-data", "prompt", "team"), agents={"data": data})
-    return Agent(id="supervisor", name="Supervisor", instructions="Delegate user look-ups.",
-                 model=delegating_model("agent-team", "prompt", "top"), agents={"team": team}, memory=Memory())
+    data = Agent(
+        id="data-agent",
+        name="Data Agent",
+        description="Handles user look-ups",
+        model=FunctionModel(data_model),
+        tools={"find_user": find_user_tool},
+    )
+    team = Agent(
+        id="team-agent",
+        description="Coordinates data work",
+        model=delegating_model("agent-data", "prompt", "team"),
+        agents={"data": data},
+    )
+    return Agent(
+        id="supervisor",
+        name="Supervisor",
+        instructions="Delegate user look-ups.",
+        model=delegating_model("agent-team", "prompt", "top"),
+        agents={"team": team},
+        memory=Memory(),
+    )
 
 
 def build_runtime(db: str, exec_path: str) -> Runtime:
@@ -74,8 +90,12 @@ async def main(argv: list[str]) -> dict:
             stream = await agent.stream("Find user with ID 12345", thread_id="t-1", resource_id="u-1")
             chunks = await stream.chunks()
             last = chunks[-1]
-            return {"run_id": stream.run_id, "status": stream.status, "type": last.type,
-                    "payload": last.payload.model_dump(mode="json")}
+            return {
+                "run_id": stream.run_id,
+                "status": stream.status,
+                "type": last.type,
+                "payload": last.payload.model_dump(mode="json"),
+            }
     raise SystemExit(f"unknown command {cmd}")
 
 

@@ -85,5 +85,14 @@ def log_text(app: WardenApp) -> str:
     return log.plain
 
 
-__all__ = ["FakeClock", "asyncio", "demo_app", "demo_runtime", "log_text", "showing", "suspend_runs", "type_prompt",
-           "wait_for"]
+__all__ = [
+    "FakeClock",
+    "asyncio",
+    "demo_app",
+    "demo_runtime",
+    "log_text",
+    "showing",
+    "suspend_runs",
+    "type_prompt",
+    "wait_for",
+]

@@ -21,8 +21,13 @@ WEATHER_SCHEMA = {
     "type": "object",
     "properties": {
         "city": {"type": "string", "title": "City", "minLength": 1, "description": "City to get the weather for"},
-        "units": {"enum": ["metric", "imperial"], "type": "string", "title": "Units", "default": "metric",
-                  "description": "Temperature units"},
+        "units": {
+            "enum": ["metric", "imperial"],
+            "type": "string",
+            "title": "Units",
+            "default": "metric",
+            "description": "Temperature units",
+        },
         "days": {"type": "integer", "title": "Days", "default": 1, "description": "Forecast length"},
         "alerts": {"type": "boolean", "title": "Alerts", "default": False},
     },
@@ -31,8 +36,9 @@ WEATHER_SCHEMA = {
 
 
 class FakeStream:
-    def __init__(self, run_id: str, chunks: list[Chunk], *, status: str = "finished",
-                 hold_after: int | None = None) -> None:
+    def __init__(
+        self, run_id: str, chunks: list[Chunk], *, status: str = "finished", hold_after: int | None = None
+    ) -> None:
         self.run_id = run_id
         self.chunks = chunks
         self.status = status
@@ -53,16 +59,34 @@ def text_chunks(run_id: str, text: str) -> list[Chunk]:
     return [make_chunk("text-delta", run_id, text=w) for w in text.replace(" ", " \0").split("\0")]
 
 
-def approval_call(run_id: str = "run-0001", args: dict[str, Any] | None = None, tool: str = "delete_record",
-                  path: tuple[str, ...] = ("ops",)) -> PendingCall:
-    return PendingCall(run_id, "call_0_0", tool, args if args is not None else {"record_id": "abc-123"},
-                       "approval", fingerprint=FP, agent_path=path)
+def approval_call(
+    run_id: str = "run-0001",
+    args: dict[str, Any] | None = None,
+    tool: str = "delete_record",
+    path: tuple[str, ...] = ("ops",),
+) -> PendingCall:
+    return PendingCall(
+        run_id,
+        "call_0_0",
+        tool,
+        args if args is not None else {"record_id": "abc-123"},
+        "approval",
+        fingerprint=FP,
+        agent_path=path,
+    )
 
 
 def input_call(run_id: str = "run-0002") -> PendingCall:
-    return PendingCall(run_id, "call_0_0", "get_weather", {}, "input",
-                       suspend_payload={"question": "Which city should I get the weather for?"},
-                       resume_schema=WEATHER_SCHEMA, agent_path=("ops",))
+    return PendingCall(
+        run_id,
+        "call_0_0",
+        "get_weather",
+        {},
+        "input",
+        suspend_payload={"question": "Which city should I get the weather for?"},
+        resume_schema=WEATHER_SCHEMA,
+        agent_path=("ops",),
+    )
 
 
 class FakeBackend:
@@ -81,10 +105,22 @@ class FakeBackend:
         rid = "run-0001"
         chunks = [make_chunk("start", rid, agent_id=agent_id), make_chunk("step-start", rid, step=0)]
         chunks += text_chunks(rid, "I will delete record abc-123 after you approve it. Streaming words one by one ")
-        chunks.append(make_chunk("tool-call", rid, tool_call_id="call_0_0", tool_name="delete_record",
-                                 args={"record_id": "abc-123"}))
-        chunks.append(make_chunk("tool-call-approval", rid, tool_call_id="call_0_0", tool_name="delete_record",
-                                 args={"record_id": "abc-123"}, fingerprint=FP, agent_path=["ops"]))
+        chunks.append(
+            make_chunk(
+                "tool-call", rid, tool_call_id="call_0_0", tool_name="delete_record", args={"record_id": "abc-123"}
+            )
+        )
+        chunks.append(
+            make_chunk(
+                "tool-call-approval",
+                rid,
+                tool_call_id="call_0_0",
+                tool_name="delete_record",
+                args={"record_id": "abc-123"},
+                fingerprint=FP,
+                agent_path=["ops"],
+            )
+        )
         return FakeStream(rid, chunks, status="suspended", hold_after=self.hold_after)
 
     async def approve(self, run_id, tool_call_id, fingerprint) -> FakeStream:
@@ -98,12 +134,14 @@ class FakeBackend:
     async def resume(self, run_id, tool_call_id, data) -> FakeStream:
         self.calls.append(("resume", (run_id, tool_call_id, data)))
         if not data.get("city"):
-            raise ResumeDataInvalid("resume data for get_weather is invalid",
-                                    errors=[{"loc": ("city",), "msg": "Field required", "type": "missing"}])
+            raise ResumeDataInvalid(
+                "resume data for get_weather is invalid",
+                errors=[{"loc": ("city",), "msg": "Field required", "type": "missing"}],
+            )
         return FakeStream(run_id, [make_chunk("finish", run_id, finish_reason="stop")])
 
     async def list_pending(self, *, page=0, per_page=50, agent_id=None, thread_id=None, resource_id=None):
-        runs = self.pending[page * per_page:(page + 1) * per_page]
+        runs = self.pending[page * per_page : (page + 1) * per_page]
         return PendingPage(runs, len(self.pending), page, per_page)
 
     async def get_run(self, run_id: str) -> PendingRun:
@@ -116,14 +154,39 @@ class FakeBackend:
 def sample_pending() -> list[PendingRun]:
     rows = [
         ("run-7f3a9c01", "ops", "thread-ops-1", approval_call("run-7f3a9c01"), 42),
-        ("run-1b2c3d02", "ops", None, PendingCall("run-1b2c3d02", "call_0_0", "issue_refund",
-                                                  {"order_id": "ord-1042", "amount": 250}, "approval",
-                                                  fingerprint="sha256:9a8b7c6d5e4f" + "0" * 52,
-                                                  agent_path=("ops",)), 300),
+        (
+            "run-1b2c3d02",
+            "ops",
+            None,
+            PendingCall(
+                "run-1b2c3d02",
+                "call_0_0",
+                "issue_refund",
+                {"order_id": "ord-1042", "amount": 250},
+                "approval",
+                fingerprint="sha256:9a8b7c6d5e4f" + "0" * 52,
+                agent_path=("ops",),
+            ),
+            300,
+        ),
         ("run-5e6f7a03", "ops", "thread-ops-2", input_call("run-5e6f7a03"), 3900),
-        ("run-9d8c7b04", "supervisor", "thread-sup", PendingCall(
-            "run-9d8c7b04", "call_1_0", "find_user", {"user_id": "12345"}, "approval",
-            fingerprint="sha256:1234abcd5678" + "f" * 52, agent_path=("supervisor", "data-agent")), 90000),
+        (
+            "run-9d8c7b04",
+            "supervisor",
+            "thread-sup",
+            PendingCall(
+                "run-9d8c7b04",
+                "call_1_0",
+                "find_user",
+                {"user_id": "12345"},
+                "approval",
+                fingerprint="sha256:1234abcd5678" + "f" * 52,
+                agent_path=("supervisor", "data-agent"),
+            ),
+            90000,
+        ),
     ]
-    return [PendingRun(rid, agent, thread, None, NOW - timedelta(seconds=age), (call,))
-            for rid, agent, thread, call, age in rows]
+    return [
+        PendingRun(rid, agent, thread, None, NOW - timedelta(seconds=age), (call,))
+        for rid, agent, thread, call, age in rows
+    ]

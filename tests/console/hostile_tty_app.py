@@ -18,8 +18,13 @@ from tui.app import WardenApp
 from tui.backend import LocalBackend
 from tui.screens.approval import ApprovalModal
 
-HOSTILE = {"title": "\x1b]0;PWNED\x07", "clear": "\x1b[2J", "click": "[@click=app.quit]x[/]",
-           "var": "[$accent]x", "rlo": "\u202e"}
+HOSTILE = {
+    "title": "\x1b]0;PWNED\x07",
+    "clear": "\x1b[2J",
+    "click": "[@click=app.quit]x[/]",
+    "var": "[$accent]x",
+    "rlo": "\u202e",
+}
 
 
 class In(BaseModel):
@@ -44,8 +49,12 @@ def main() -> None:
     tool = create_tool(id="danger", input_schema=In, execute=danger, require_approval=True)
     agent = Agent(id="evil", name="Evil", model=FunctionModel(model), tools={"danger\x1b[5m": tool})
     db = Path(tempfile.mkdtemp()) / "w.db"
-    app = WardenApp(LocalBackend(Runtime(agents={"evil": agent}, storage=SqliteStore(db))), approval_guard=0,
-                    picker_refresh=0, status_refresh=0)
+    app = WardenApp(
+        LocalBackend(Runtime(agents={"evil": agent}, storage=SqliteStore(db))),
+        approval_guard=0,
+        picker_refresh=0,
+        status_refresh=0,
+    )
 
     async def auto_pilot(pilot):
         while not (app.focused is not None and app.focused.id == "prompt"):

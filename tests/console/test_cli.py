@@ -28,9 +28,13 @@ def imported_modules(stderr: str) -> set[str]:
 
 async def test_headless_commands_never_import_textual(db_path):
     [run_id] = await suspend_runs(db_path, [("ops", "send an email to a@b.c saying hi")])
-    for args in (["runs", "list"], ["runs", "list", "--json", "--agent", "ops"], ["runs", "show", run_id],
-                 ["runs", "decline", run_id, "--reason", "no"],
-                 ["runs", "list", "--app", "tests.console.app_fixture:runtime"]):
+    for args in (
+        ["runs", "list"],
+        ["runs", "list", "--json", "--agent", "ops"],
+        ["runs", "show", run_id],
+        ["runs", "decline", run_id, "--reason", "no"],
+        ["runs", "list", "--app", "tests.console.app_fixture:runtime"],
+    ):
         result = warden(*args, db=db_path, importtime=True)
         assert result.returncode == 0, (args, result.stderr[-500:])
         modules = imported_modules(result.stderr)
@@ -39,8 +43,9 @@ async def test_headless_commands_never_import_textual(db_path):
 
 
 async def test_runs_list_json_matches_the_runtime_listing(db_path):
-    await suspend_runs(db_path, [("ops", "delete record abc-123"), ("ops", "what's the weather"),
-                                 ("supervisor", "find user 12345")])
+    await suspend_runs(
+        db_path, [("ops", "delete record abc-123"), ("ops", "what's the weather"), ("supervisor", "find user 12345")]
+    )
     result = warden("runs", "list", "--json", db=db_path)
     assert result.returncode == 0, result.stderr
     listed = json.loads(result.stdout)
@@ -145,9 +150,11 @@ def test_model_option_puts_a_real_model_behind_the_demo_agents(db_path):
 
 
 def test_headless_modules_import_without_textual():
-    code = ("import sys, tui, tui.cli, tui.backend, tui.untrusted, tui.headless, tui.formatting, tui.demo.agents, "
-            "tui.demo.model; bad = sorted(m for m in sys.modules if m == 'textual' or m.startswith('textual.')); "
-            "print(bad); sys.exit(1 if bad else 0)")
+    code = (
+        "import sys, tui, tui.cli, tui.backend, tui.untrusted, tui.headless, tui.formatting, tui.demo.agents, "
+        "tui.demo.model; bad = sorted(m for m in sys.modules if m == 'textual' or m.startswith('textual.')); "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr
 

@@ -33,12 +33,21 @@ HOSTILE = {"title": "\x1b]0;PWNED\x07", "click": "[@click=app.quit]x[/]", "var":
 
 
 def all_binding_owners():
-    modules = [tui.screens.approval, tui.screens.error, tui.screens.help, tui.screens.picker,
-               tui.screens.resume_form, tui.screens.run]
+    modules = [
+        tui.screens.approval,
+        tui.screens.error,
+        tui.screens.help,
+        tui.screens.picker,
+        tui.screens.resume_form,
+        tui.screens.run,
+    ]
     owners = [WardenApp]
     for module in modules:
-        owners += [c for _, c in inspect.getmembers(module, inspect.isclass)
-                   if c.__module__ == module.__name__ and hasattr(c, "BINDINGS")]
+        owners += [
+            c
+            for _, c in inspect.getmembers(module, inspect.isclass)
+            if c.__module__ == module.__name__ and hasattr(c, "BINDINGS")
+        ]
     return owners
 
 
@@ -81,9 +90,15 @@ async def test_command_palette_opens_pending_runs(db_path):
         await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), "palette")
         await pilot.press(*"open pending")
         commands = app.screen.query_one(CommandList)
-        await wait_for(pilot, lambda: commands.option_count >= 1
-                       and "Open pending runs" in str(commands.get_option_at_index(0).prompt)
-                       and commands.highlighted == 0, "matching command listed")
+        await wait_for(
+            pilot,
+            lambda: (
+                commands.option_count >= 1
+                and "Open pending runs" in str(commands.get_option_at_index(0).prompt)
+                and commands.highlighted == 0
+            ),
+            "matching command listed",
+        )
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, PendingPicker), "picker from the palette")
 
@@ -187,8 +202,12 @@ async def test_two_gated_calls_of_one_step_get_one_dialog_each(tmp_path):
         if messages[-1].role == "tool":
             results = [m.content for m in messages if m.role == "tool"]
             return f"results: {' | '.join(results)}"
-        return ModelResponse(tool_calls=[ToolCall("delete", {"record_id": "a"}, id="c1"),
-                                         ToolCall("delete", {"record_id": "b"}, id="c2")])
+        return ModelResponse(
+            tool_calls=[
+                ToolCall("delete", {"record_id": "a"}, id="c1"),
+                ToolCall("delete", {"record_id": "b"}, id="c2"),
+            ]
+        )
 
     async def delete(input, ctx):
         return {"deleted": input.record_id}
@@ -203,8 +222,9 @@ async def test_two_gated_calls_of_one_step_get_one_dialog_each(tmp_path):
         assert app.screen.call.tool_call_id == "c1"
         await wait_for(pilot, lambda: len(app.run_screen.pending.calls) == 2, "both calls listed")
         await pilot.press("y")
-        await wait_for(pilot, lambda: showing(app, ApprovalModal) and app.screen.call.tool_call_id == "c2",
-                       "second dialog")
+        await wait_for(
+            pilot, lambda: showing(app, ApprovalModal) and app.screen.call.tool_call_id == "c2", "second dialog"
+        )
         await pilot.press("n")
         await pilot.press(*"not b", "enter")
         await wait_for(pilot, lambda: "results:" in log_text(app), "model called once both are decided")
@@ -228,8 +248,14 @@ def test_hostile_text_never_reaches_a_real_terminal(tmp_path):
     marker = tmp_path / "marker"
     env = {**os.environ, "TERM": "xterm-256color", "WARDEN_TTY_MARKER": str(marker)}
     # Textual draws on stderr; all three streams are the pty, as in a real terminal.
-    proc = subprocess.Popen([sys.executable, "-m", "tests.console.hostile_tty_app"], cwd=root, env=env,
-                            stdin=slave, stdout=slave, stderr=slave)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.console.hostile_tty_app"],
+        cwd=root,
+        env=env,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+    )
     os.close(slave)
     out = bytearray()
     while True:

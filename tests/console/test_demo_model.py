@@ -54,12 +54,17 @@ def test_answers_after_tool_results_including_a_declined_reason():
     history = [
         Message(role="user", content="delete record abc-123"),
         Message(role="assistant", content="", tool_calls=[]),
-        Message(role="tool", name="delete_record", tool_call_id="c1",
-                content=json.dumps({"deleted": True, "record_id": "abc-123"})),
+        Message(
+            role="tool",
+            name="delete_record",
+            tool_call_id="c1",
+            content=json.dumps({"deleted": True, "record_id": "abc-123"}),
+        ),
     ]
     assert model.respond(history, info()).text == "Done: delete_record returned deleted=True, record_id=abc-123"
-    history[-1] = Message(role="tool", name="delete_record", tool_call_id="c1",
-                          content=json.dumps("wrong customer"), tool_status="denied")
+    history[-1] = Message(
+        role="tool", name="delete_record", tool_call_id="c1", content=json.dumps("wrong customer"), tool_status="denied"
+    )
     text = model.respond(history, info()).text
     assert text == "I did not run delete_record: the operator declined. Reason: wrong customer"
 

@@ -115,8 +115,9 @@ async def test_relaunch_resumes_a_run_suspended_by_an_earlier_app(db_path):
 
     second = demo_app(db_path)
     async with second.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: isinstance(second.screen, PendingPicker) and second.screen.loads >= 1,
-                       "picker on relaunch")
+        await wait_for(
+            pilot, lambda: isinstance(second.screen, PendingPicker) and second.screen.loads >= 1, "picker on relaunch"
+        )
         picker = second.screen
         assert len(picker.calls) == 1 and picker.query_one(DataTable).row_count == 1
         await pilot.press("enter")
@@ -136,8 +137,14 @@ async def test_decision_by_another_process_disappears_from_the_picker(db_path):
         picker = app.screen
         await wait_for(pilot, lambda: set(picker.calls) == {f"{run_a}:call_0_0", f"{run_b}:call_0_0"}, "two rows")
         env = {**os.environ, "WARDEN_DEMO_DELAY": "0"}
-        result = subprocess.run([sys.executable, "-m", "tui.cli", "runs", "approve", run_a, "--db", str(db_path)],
-                                cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+        result = subprocess.run(
+            [sys.executable, "-m", "tui.cli", "runs", "approve", run_a, "--db", str(db_path)],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert result.returncode == 0, result.stderr
         assert "status: finished" in result.stdout
         await wait_for(pilot, lambda: set(picker.calls) == {f"{run_b}:call_0_0"}, "row of run A gone")
@@ -198,8 +205,10 @@ async def test_picker_pages_through_many_pending_runs(db_path):
         calls = await store.get_calls(run_id)
         for i in range(999):
             rid = f"copy-{i:04d}"
-            await store.save_suspended(dataclasses.replace(run, run_id=rid, suspended_at=run.suspended_at - 1 - i),
-                                       [dataclasses.replace(c, run_id=rid) for c in calls])
+            await store.save_suspended(
+                dataclasses.replace(run, run_id=rid, suspended_at=run.suspended_at - 1 - i),
+                [dataclasses.replace(c, run_id=rid) for c in calls],
+            )
     app = demo_app(db_path, per_page=50, picker_refresh=0)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, PendingPicker) and app.screen.loads >= 1, "picker")

@@ -25,8 +25,13 @@ POLL = 0.05
 async def run_python(*args: str) -> str:
     """Run ``python *args`` in another process (without blocking the console's loop)."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, *args, cwd=ROOT, env={**os.environ, "WARDEN_DEMO_DELAY": "0"},
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        sys.executable,
+        *args,
+        cwd=ROOT,
+        env={**os.environ, "WARDEN_DEMO_DELAY": "0"},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     out, err = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 0, err.decode()
     return out.decode()
@@ -92,8 +97,7 @@ async def test_open_resume_form_closes_when_another_process_resumes_the_call(db_
         await wait_for(pilot, lambda: panel.calls, "stored call in the panel")
         await pilot.press("f2")
         await wait_for(pilot, lambda: showing(app, ResumeFormModal), "input form")
-        await run_python("-m", "tui.cli", "runs", "resume", run_id, "--data", '{"city": "Paris"}',
-                         "--db", str(db_path))
+        await run_python("-m", "tui.cli", "runs", "resume", run_id, "--data", '{"city": "Paris"}', "--db", str(db_path))
         await wait_for(pilot, lambda: not isinstance(app.screen, ResumeFormModal), "form closed")
         await wait_for(pilot, lambda: notified(app, "get_weather"), "notification")
         assert not panel.calls and app.decisions == 0
@@ -106,10 +110,12 @@ async def test_run_suspended_by_another_process_appears_without_stealing_focus(d
         await wait_for(pilot, lambda: screen.polls >= 1, "first poll of an empty store")
         await wait_for(pilot, lambda: prompt_focused(app), "prompt focused")
         assert not screen.pending.calls and screen.status.pending == 0
-        script = ("import asyncio, sys\n"
-                  "from tests.console.conftest import suspend_runs\n"
-                  "from pathlib import Path\n"
-                  "print(asyncio.run(suspend_runs(Path(sys.argv[1]), [('ops', 'delete record def-201')]))[0])\n")
+        script = (
+            "import asyncio, sys\n"
+            "from tests.console.conftest import suspend_runs\n"
+            "from pathlib import Path\n"
+            "print(asyncio.run(suspend_runs(Path(sys.argv[1]), [('ops', 'delete record def-201')]))[0])\n"
+        )
         run_id = (await run_python("-c", script, str(db_path))).strip()
         key = f"{run_id}:call_0_0"
         await wait_for(pilot, lambda: key in screen.pending.calls, "the new run's call in the panel")
@@ -131,8 +137,9 @@ class LiveBackend(FakeBackend):
 
 
 async def test_polls_leave_the_calls_of_a_live_stream_alone():
-    app = WardenApp(LiveBackend(), approval_guard=0, picker_refresh=0, status_refresh=0, pending_refresh=0.02,
-                    cursor_blink=False)
+    app = WardenApp(
+        LiveBackend(), approval_guard=0, picker_refresh=0, status_refresh=0, pending_refresh=0.02, cursor_blink=False
+    )
     async with app.run_test(size=SIZE) as pilot:
         # (no typing here: Pilot waits for an idle CPU after each key, and this polls every 20 ms)
         app.start_run("ops", "delete record abc-123")
@@ -193,8 +200,15 @@ class FlakyBackend(FakeBackend):
 
 async def test_an_unreachable_store_keeps_the_panel_and_the_console_running():
     backend = FlakyBackend()
-    app = WardenApp(backend, approval_guard=0, picker_refresh=0, status_refresh=0, pending_refresh=POLL,
-                    open_picker=False, cursor_blink=False)
+    app = WardenApp(
+        backend,
+        approval_guard=0,
+        picker_refresh=0,
+        status_refresh=0,
+        pending_refresh=POLL,
+        open_picker=False,
+        cursor_blink=False,
+    )
     async with app.run_test(size=SIZE) as pilot:
         screen = app.run_screen
         await wait_for(pilot, lambda: len(screen.pending.calls) == 4 and screen.polls >= 2, "listed")

@@ -33,8 +33,14 @@ class Everything(BaseModel):
 def test_fields_from_a_pydantic_schema():
     fields = {f.name: f for f in fields_from_schema(Everything.model_json_schema())}
     assert [(n, f.kind, f.required) for n, f in fields.items()] == [
-        ("name", "string", True), ("age", "integer", False), ("ratio", "number", False), ("ok", "boolean", False),
-        ("units", "enum", False), ("color", "enum", False), ("nickname", "string", False)]
+        ("name", "string", True),
+        ("age", "integer", False),
+        ("ratio", "number", False),
+        ("ok", "boolean", False),
+        ("units", "enum", False),
+        ("color", "enum", False),
+        ("nickname", "string", False),
+    ]
     assert fields["name"].description == "Your name"
     assert fields["age"].default == 30 and fields["ok"].default is False
     assert fields["units"].choices == ["metric", "imperial"] and fields["color"].choices == ["red", "blue"]
@@ -46,9 +52,14 @@ def test_no_schema_means_no_fields():
 
 
 def test_errors_map_to_fields_and_a_general_line():
-    error = ResumeDataInvalid("bad", errors=[{"loc": ["city"], "msg": "Field required"},
-                                             {"loc": ["days"], "msg": "not an int"},
-                                             {"loc": [], "msg": "whole thing wrong"}])
+    error = ResumeDataInvalid(
+        "bad",
+        errors=[
+            {"loc": ["city"], "msg": "Field required"},
+            {"loc": ["days"], "msg": "not an int"},
+            {"loc": [], "msg": "whole thing wrong"},
+        ],
+    )
     per_field, general = errors_by_field(error)
     assert per_field == {"city": "Field required", "days": "not an int"} and general == "whole thing wrong"
     assert errors_by_field(ResumeDataInvalid("only a message")) == ({}, "only a message")
@@ -56,8 +67,7 @@ def test_errors_map_to_fields_and_a_general_line():
 
 async def test_form_sends_typed_values():
     backend = FakeBackend()
-    app = WardenApp(backend, approval_guard=0, now=lambda: NOW, picker_refresh=0, status_refresh=0,
-                    cursor_blink=False)
+    app = WardenApp(backend, approval_guard=0, now=lambda: NOW, picker_refresh=0, status_refresh=0, cursor_blink=False)
     async with app.run_test(size=(110, 50)) as pilot:
         app.open_dialog(input_call())
         await wait_for(pilot, lambda: showing(app, ResumeFormModal), "form")
@@ -70,5 +80,7 @@ async def test_form_sends_typed_values():
         form.query_one("#field-units", Select).value = "imperial"
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: not isinstance(app.screen, ResumeFormModal), "form closed")
-        assert ("resume", ("run-0002", "call_0_0", {"city": "Oslo", "units": "imperial", "days": 3, "alerts": True})) \
-            in backend.calls
+        assert (
+            "resume",
+            ("run-0002", "call_0_0", {"city": "Oslo", "units": "imperial", "days": 3, "alerts": True}),
+        ) in backend.calls

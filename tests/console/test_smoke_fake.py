@@ -10,8 +10,9 @@ from tui.screens.picker import PendingPicker
 
 
 def make_app(backend, **kw):
-    return WardenApp(backend, approval_guard=0, now=lambda: NOW, picker_refresh=0, status_refresh=0,
-                     cursor_blink=False, **kw)
+    return WardenApp(
+        backend, approval_guard=0, now=lambda: NOW, picker_refresh=0, status_refresh=0, cursor_blink=False, **kw
+    )
 
 
 async def test_approve_sends_the_fingerprint_that_was_shown():

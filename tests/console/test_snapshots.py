@@ -25,8 +25,7 @@ HOSTILE_ARGS = {
 
 
 def make_app(backend: FakeBackend) -> WardenApp:
-    return WardenApp(backend, approval_guard=0, now=lambda: NOW, picker_refresh=0, status_refresh=0,
-                     cursor_blink=False)
+    return WardenApp(backend, approval_guard=0, now=lambda: NOW, picker_refresh=0, status_refresh=0, cursor_blink=False)
 
 
 def test_run_screen_mid_stream(snap_compare):

@@ -89,7 +89,7 @@ def test_markup_is_not_interpreted():
 def test_escapes_are_styled_distinctly():
     text = safe_text("a\x1bb", style="green")
     assert text.plain == "a\\x1bb"
-    styled = [(text.plain[s.start:s.end], str(s.style)) for s in text.spans]
+    styled = [(text.plain[s.start : s.end], str(s.style)) for s in text.spans]
     assert ("\\x1b", "bold reverse red") in styled
 
 
@@ -123,5 +123,5 @@ def test_scan_of_clean_value_is_empty():
 
 def test_json_escapes_of_controls_are_styled_but_literal_backslashes_are_not():
     text = json_text({"a": "\x1b x \\u001b", "b": "\\\x07"})
-    styled = [text.plain[s.start:s.end] for s in text.spans]
+    styled = [text.plain[s.start : s.end] for s in text.spans]
     assert styled == ["\\u001b", "\\u0007"]

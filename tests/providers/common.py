@@ -22,16 +22,16 @@ class Answer(BaseModel):
     retries: int = 1
 
 
-WEATHER = ToolSpec(name="get_weather", description="Current weather for a city",
-                   input_schema=WeatherInput.model_json_schema())
+WEATHER = ToolSpec(
+    name="get_weather", description="Current weather for a city", input_schema=WeatherInput.model_json_schema()
+)
 RUN = ModelRequestInfo(tools=[WEATHER])
 STRUCTURED = ModelRequestInfo(output_schema=Answer.model_json_schema(), purpose="resume")
 SYSTEM = Message(role="system", content="You are a weather bot.")
 ASK = Message(role="user", content="Weather in Paris?")
 
 
-async def collect(model: LanguageModel, messages: list[Message], info: ModelRequestInfo
-                  ) -> tuple[list[str], ModelDone]:
+async def collect(model: LanguageModel, messages: list[Message], info: ModelRequestInfo) -> tuple[list[str], ModelDone]:
     """Deltas and the one ``ModelDone``; asserts the event protocol on the way."""
     deltas: list[str] = []
     done: list[ModelDone] = []

@@ -31,15 +31,29 @@ def sleeps() -> SleepLog:
 
 @pytest.fixture
 async def openai_model(server: LoopbackServer, sleeps: SleepLog) -> AsyncIterator[OpenAIModel]:
-    model = OpenAIModel("gpt-4o-mini", base_url=f"{server.url}/v1", api_key="sk-test-123", retry=FAST,
-                        max_retries=FAST.max_retries, timeout=5.0, sleep=sleeps)
+    model = OpenAIModel(
+        "gpt-4o-mini",
+        base_url=f"{server.url}/v1",
+        api_key="sk-test-123",
+        retry=FAST,
+        max_retries=FAST.max_retries,
+        timeout=5.0,
+        sleep=sleeps,
+    )
     yield model
     await model.aclose()
 
 
 @pytest.fixture
 async def anthropic_model(server: LoopbackServer, sleeps: SleepLog) -> AsyncIterator[AnthropicModel]:
-    model = AnthropicModel("claude-sonnet-4-5", base_url=server.url, api_key="sk-ant-test-456", retry=FAST,
-                           max_retries=FAST.max_retries, timeout=5.0, sleep=sleeps)
+    model = AnthropicModel(
+        "claude-sonnet-4-5",
+        base_url=server.url,
+        api_key="sk-ant-test-456",
+        retry=FAST,
+        max_retries=FAST.max_retries,
+        timeout=5.0,
+        sleep=sleeps,
+    )
     yield model
     await model.aclose()

@@ -39,8 +39,15 @@ class Reply:
     hold: asyncio.Event | None = None
 
     @classmethod
-    def sse(cls, fixture: str, *, cut_after: int | None = None, split: int | None = None,
-            hold_after: int | None = None, hold: asyncio.Event | None = None) -> Reply:
+    def sse(
+        cls,
+        fixture: str,
+        *,
+        cut_after: int | None = None,
+        split: int | None = None,
+        hold_after: int | None = None,
+        hold: asyncio.Event | None = None,
+    ) -> Reply:
         """Replay a fixture transcript: whole events, or ``split``-byte pieces across event boundaries."""
         events = sse_events(fixture)
         cut = cut_after is not None
@@ -51,9 +58,14 @@ class Reply:
         chunks = events
         if split:
             blob = b"".join(events)
-            chunks = [blob[i:i + split] for i in range(0, len(blob), split)]
-        return cls(200, {"content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache"},
-                   chunks, cut=cut, hold=hold)
+            chunks = [blob[i : i + split] for i in range(0, len(blob), split)]
+        return cls(
+            200,
+            {"content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache"},
+            chunks,
+            cut=cut,
+            hold=hold,
+        )
 
     @classmethod
     def json(cls, status: int, body: Any, headers: dict[str, str] | None = None) -> Reply:
@@ -113,8 +125,11 @@ class LoopbackServer:
                 headers[name.strip().lower()] = value.strip()
             body = await reader.readexactly(int(headers.get("content-length", "0")))
             self.requests.append(Received(method, path, headers, body))
-            reply = self.replies.popleft() if self.replies else Reply.json(
-                500, {"error": {"message": "the test server has no scripted reply left"}})
+            reply = (
+                self.replies.popleft()
+                if self.replies
+                else Reply.json(500, {"error": {"message": "the test server has no scripted reply left"}})
+            )
             reason = HTTPStatus(reply.status).phrase
             head = [f"HTTP/1.1 {reply.status} {reason}", "transfer-encoding: chunked", "connection: close"]
             head += [f"{k}: {v}" for k, v in reply.headers.items()]

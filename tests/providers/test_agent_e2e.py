@@ -25,8 +25,7 @@ def make_model(kind: str, server: LoopbackServer, sleeps: SleepLog) -> LanguageM
 
     if kind == "openai":
         return OpenAIModel("gpt-4o-mini", base_url=f"{server.url}/v1", api_key="sk-e2e", retry=FAST, sleep=sleeps)
-    return AnthropicModel("claude-sonnet-4-5", base_url=server.url, api_key="sk-ant-e2e", retry=FAST,
-                          sleep=sleeps)
+    return AnthropicModel("claude-sonnet-4-5", base_url=server.url, api_key="sk-ant-e2e", retry=FAST, sleep=sleeps)
 
 
 def weather_agent(model: LanguageModel, log: list[str]) -> Agent:
@@ -34,8 +33,13 @@ def weather_agent(model: LanguageModel, log: list[str]) -> Agent:
         log.append(f"{inp.city}/{inp.unit}")
         return {"temp": 18, "unit": inp.unit}
 
-    tool = create_tool(id="get-weather", description="Current weather for a city", input_schema=WeatherInput,
-                       require_approval=True, execute=get_weather)
+    tool = create_tool(
+        id="get-weather",
+        description="Current weather for a city",
+        input_schema=WeatherInput,
+        require_approval=True,
+        execute=get_weather,
+    )
     return Agent(id="weather", instructions="You are a weather bot.", model=model, tools={"get_weather": tool})
 
 
@@ -43,26 +47,42 @@ def assistant_and_tool_messages(kind: str, body: dict[str, Any]) -> tuple[Any, A
     """The assistant tool-call turn and the tool-result turn of a follow-up request."""
     msgs = body["messages"]
     at = next(i for i, m in enumerate(msgs) if m["role"] == "assistant")
-    return msgs[at], msgs[at + 1:]
+    return msgs[at], msgs[at + 1 :]
 
 
 EXPECTED: dict[str, Callable[[str], tuple[Any, Any]]] = {
     "openai": lambda cid: (
-        {"role": "assistant", "content": "Let me check.", "tool_calls": [
-            {"id": cid, "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
-        [{"role": "tool", "tool_call_id": cid, "content": '{"temp": 18, "unit": "c"}'}]),
+        {
+            "role": "assistant",
+            "content": "Let me check.",
+            "tool_calls": [
+                {"id": cid, "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+            ],
+        },
+        [{"role": "tool", "tool_call_id": cid, "content": '{"temp": 18, "unit": "c"}'}],
+    ),
     "anthropic": lambda cid: (
-        {"role": "assistant", "content": [
-            {"type": "text", "text": "Let me check."},
-            {"type": "tool_use", "id": cid, "name": "get_weather", "input": {"city": "Paris"}}]},
-        [{"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": cid, "content": '{"temp": 18, "unit": "c"}'}]}]),
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Let me check."},
+                {"type": "tool_use", "id": cid, "name": "get_weather", "input": {"city": "Paris"}},
+            ],
+        },
+        [
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": cid, "content": '{"temp": 18, "unit": "c"}'}],
+            }
+        ],
+    ),
 }
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
-async def test_gated_call_suspends_then_approval_sends_tool_result(kind: str, server: LoopbackServer,
-                                                                   sleeps: SleepLog) -> None:
+async def test_gated_call_suspends_then_approval_sends_tool_result(
+    kind: str, server: LoopbackServer, sleeps: SleepLog
+) -> None:
     server.script(Reply.sse(f"{kind}/tool_call.sse"), Reply.sse(f"{kind}/after_tool.sse"))
     model = make_model(kind, server, sleeps)
     log: list[str] = []
@@ -70,8 +90,14 @@ async def test_gated_call_suspends_then_approval_sends_tool_result(kind: str, se
     try:
         stream = await agent.stream("Weather in Paris?")
         chunks = [c async for c in stream.full_stream]
-        assert [c.type for c in chunks] == ["start", "step-start", "text-delta", "text-delta", "tool-call",
-                                            "tool-call-approval"]
+        assert [c.type for c in chunks] == [
+            "start",
+            "step-start",
+            "text-delta",
+            "text-delta",
+            "tool-call",
+            "tool-call-approval",
+        ]
         assert stream.status == "suspended" and log == []
         approval = chunks[-1].payload
         cid = CALL_IDS[kind]
@@ -79,8 +105,9 @@ async def test_gated_call_suspends_then_approval_sends_tool_result(kind: str, se
         assert approval.fingerprint == fingerprint("get_weather", {"city": "Paris"})
         assert len(server.requests) == 1
 
-        approved = await agent.approve_tool_call(run_id=stream.run_id, tool_call_id=cid,
-                                                 fingerprint=approval.fingerprint)
+        approved = await agent.approve_tool_call(
+            run_id=stream.run_id, tool_call_id=cid, fingerprint=approval.fingerprint
+        )
         after = [c async for c in approved.full_stream]
         kinds = [c.type for c in after]
         assert kinds[:3] == ["start", "tool-call", "tool-result"] and kinds[-1] == "finish"
@@ -106,8 +133,7 @@ async def test_gated_call_suspends_then_approval_sends_tool_result(kind: str, se
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
-async def test_decline_sends_the_refusal_as_tool_result(kind: str, server: LoopbackServer,
-                                                        sleeps: SleepLog) -> None:
+async def test_decline_sends_the_refusal_as_tool_result(kind: str, server: LoopbackServer, sleeps: SleepLog) -> None:
     server.script(Reply.sse(f"{kind}/tool_call.sse"), Reply.sse(f"{kind}/text.sse"))
     model = make_model(kind, server, sleeps)
     log: list[str] = []
@@ -125,12 +151,14 @@ async def test_decline_sends_the_refusal_as_tool_result(kind: str, server: Loopb
         assert results == [{"role": "tool", "tool_call_id": CALL_IDS[kind], "content": json.dumps("not today")}]
     else:
         assert results[0]["content"] == [
-            {"type": "tool_result", "tool_use_id": CALL_IDS[kind], "content": json.dumps("not today")}]
+            {"type": "tool_result", "tool_use_id": CALL_IDS[kind], "content": json.dumps("not today")}
+        ]
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
-async def test_provider_failure_ends_the_run_with_an_error_chunk(kind: str, server: LoopbackServer,
-                                                                 sleeps: SleepLog) -> None:
+async def test_provider_failure_ends_the_run_with_an_error_chunk(
+    kind: str, server: LoopbackServer, sleeps: SleepLog
+) -> None:
     server.script(Reply.sse(f"{kind}/text.sse", cut_after=4))
     model = make_model(kind, server, sleeps)
     agent = weather_agent(model, [])
@@ -150,15 +178,21 @@ class UnitChoice(BaseModel):
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
-async def test_suspended_tool_resumes_and_its_result_reaches_the_model(kind: str, server: LoopbackServer,
-                                                                       sleeps: SleepLog) -> None:
+async def test_suspended_tool_resumes_and_its_result_reaches_the_model(
+    kind: str, server: LoopbackServer, sleeps: SleepLog
+) -> None:
     async def get_weather(inp: WeatherInput, ctx: ToolContext) -> Any:
         if ctx.resume_data is None:
             return await ctx.suspend({"question": "Celsius or Fahrenheit?"})
         return {"temp": 64 if ctx.resume_data.unit == "f" else 18, "unit": ctx.resume_data.unit}
 
-    tool = create_tool(id="get-weather", description="Current weather for a city", input_schema=WeatherInput,
-                       resume_schema=UnitChoice, execute=get_weather)
+    tool = create_tool(
+        id="get-weather",
+        description="Current weather for a city",
+        input_schema=WeatherInput,
+        resume_schema=UnitChoice,
+        execute=get_weather,
+    )
     server.script(Reply.sse(f"{kind}/tool_call.sse"), Reply.sse(f"{kind}/after_tool.sse"))
     model = make_model(kind, server, sleeps)
     agent = Agent(id="weather", model=model, tools={"get_weather": tool})
@@ -178,4 +212,5 @@ async def test_suspended_tool_resumes_and_its_result_reaches_the_model(kind: str
         assert results == [{"role": "tool", "tool_call_id": CALL_IDS[kind], "content": '{"temp": 64, "unit": "f"}'}]
     else:
         assert results[0]["content"] == [
-            {"type": "tool_result", "tool_use_id": CALL_IDS[kind], "content": '{"temp": 64, "unit": "f"}'}]
+            {"type": "tool_result", "tool_use_id": CALL_IDS[kind], "content": '{"temp": 64, "unit": "f"}'}
+        ]

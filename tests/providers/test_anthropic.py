@@ -36,18 +36,24 @@ async def test_plain_text_headers_and_system(server: LoopbackServer, anthropic_m
     assert body["messages"] == [{"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]}]
 
 
-async def test_one_tool_call_with_text_and_input_schema(server: LoopbackServer,
-                                                        anthropic_model: AnthropicModel) -> None:
+async def test_one_tool_call_with_text_and_input_schema(
+    server: LoopbackServer, anthropic_model: AnthropicModel
+) -> None:
     server.script(Reply.sse("anthropic/tool_call.sse"))
     deltas, done = await collect(anthropic_model, [ASK], RUN)
     assert deltas == ["Let me ", "check."]
     assert done.response.tool_calls == [
-        ToolCall(name="get_weather", args={"city": "Paris"}, id="toolu_01A09q90qw90lq917835lq9")]
+        ToolCall(name="get_weather", args={"city": "Paris"}, id="toolu_01A09q90qw90lq917835lq9")
+    ]
     assert done.response.finish_reason == "tool-calls"
     assert done.response.usage == Usage(input_tokens=412, output_tokens=24)
-    assert server.requests[0].json["tools"] == [{
-        "name": "get_weather", "description": "Current weather for a city",
-        "input_schema": WeatherInput.model_json_schema()}]
+    assert server.requests[0].json["tools"] == [
+        {
+            "name": "get_weather",
+            "description": "Current weather for a city",
+            "input_schema": WeatherInput.model_json_schema(),
+        }
+    ]
     assert "tool_choice" not in server.requests[0].json
 
 
@@ -61,14 +67,21 @@ async def test_parallel_tool_use_blocks(server: LoopbackServer, anthropic_model:
     ]
 
 
-async def test_tool_results_merged_into_one_user_message(server: LoopbackServer,
-                                                         anthropic_model: AnthropicModel) -> None:
+async def test_tool_results_merged_into_one_user_message(
+    server: LoopbackServer, anthropic_model: AnthropicModel
+) -> None:
     server.script(Reply.sse("anthropic/after_tool.sse"))
     history = [
-        SYSTEM, ASK,
-        Message(role="assistant", content="Let me check.", tool_calls=[
-            ToolCall(name="get_weather", args={"city": "Paris"}, id="toolu_01A"),
-            ToolCall(name="get_weather", args={"city": "Tokyo", "unit": "f"}, id="toolu_01B")]),
+        SYSTEM,
+        ASK,
+        Message(
+            role="assistant",
+            content="Let me check.",
+            tool_calls=[
+                ToolCall(name="get_weather", args={"city": "Paris"}, id="toolu_01A"),
+                ToolCall(name="get_weather", args={"city": "Tokyo", "unit": "f"}, id="toolu_01B"),
+            ],
+        ),
         Message(role="tool", content='{"temp": 18}', tool_call_id="toolu_01A", name="get_weather"),
         Message(role="tool", content='{"temp": 64}', tool_call_id="toolu_01B", name="get_weather"),
     ]
@@ -76,37 +89,47 @@ async def test_tool_results_merged_into_one_user_message(server: LoopbackServer,
     assert done.response.text == "It is 18°C in Paris."
     assert server.requests[0].json["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]},
-        {"role": "assistant", "content": [
-            {"type": "text", "text": "Let me check."},
-            {"type": "tool_use", "id": "toolu_01A", "name": "get_weather", "input": {"city": "Paris"}},
-            {"type": "tool_use", "id": "toolu_01B", "name": "get_weather",
-             "input": {"city": "Tokyo", "unit": "f"}},
-        ]},
-        {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_01A", "content": '{"temp": 18}'},
-            {"type": "tool_result", "tool_use_id": "toolu_01B", "content": '{"temp": 64}'},
-        ]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Let me check."},
+                {"type": "tool_use", "id": "toolu_01A", "name": "get_weather", "input": {"city": "Paris"}},
+                {"type": "tool_use", "id": "toolu_01B", "name": "get_weather", "input": {"city": "Tokyo", "unit": "f"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_01A", "content": '{"temp": 18}'},
+                {"type": "tool_result", "tool_use_id": "toolu_01B", "content": '{"temp": 64}'},
+            ],
+        },
     ]
 
 
 def test_user_message_after_tool_results_follows_them_in_one_turn() -> None:
     """Auto-resume puts the new user message right after the tool result: one user turn, results first."""
-    system, msgs = convert_messages([
-        Message(role="user", content="delete 7"),
-        Message(role="assistant", tool_calls=[ToolCall(name="delete", args={"id": 7}, id="call:1/x")]),
-        Message(role="tool", content='"deleted"', tool_call_id="call:1/x"),
-        Message(role="user", content="thanks"),
-        Message(role="assistant", content=""),
-    ])
+    system, msgs = convert_messages(
+        [
+            Message(role="user", content="delete 7"),
+            Message(role="assistant", tool_calls=[ToolCall(name="delete", args={"id": 7}, id="call:1/x")]),
+            Message(role="tool", content='"deleted"', tool_call_id="call:1/x"),
+            Message(role="user", content="thanks"),
+            Message(role="assistant", content=""),
+        ]
+    )
     assert system is None
-    assert msgs[-1] == {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "call_1_x", "content": '"deleted"'},
-        {"type": "text", "text": "thanks"}]}
+    assert msgs[-1] == {
+        "role": "user",
+        "content": [
+            {"type": "tool_result", "tool_use_id": "call_1_x", "content": '"deleted"'},
+            {"type": "text", "text": "thanks"},
+        ],
+    }
     assert msgs[1]["content"][0]["id"] == "call_1_x"  # ids mapped to Anthropic's alphabet, consistently
 
 
-async def test_structured_output_forces_a_tool(server: LoopbackServer,
-                                               anthropic_model: AnthropicModel) -> None:
+async def test_structured_output_forces_a_tool(server: LoopbackServer, anthropic_model: AnthropicModel) -> None:
     server.script(Reply.sse("anthropic/structured.sse"))
     deltas, done = await collect(anthropic_model, [ASK, Message(role="user", content="yes")], STRUCTURED)
     assert "".join(deltas) == done.response.text
@@ -116,16 +139,19 @@ async def test_structured_output_forces_a_tool(server: LoopbackServer,
     assert done.response.finish_reason == "stop"
     body = server.requests[0].json
     assert body["tool_choice"] == {"type": "tool", "name": "structured_output"}
-    assert body["tools"] == [{
-        "name": "structured_output", "input_schema": Answer.model_json_schema(),
-        "description": "Give your answer by calling this tool; its input is the answer."}]
+    assert body["tools"] == [
+        {
+            "name": "structured_output",
+            "input_schema": Answer.model_json_schema(),
+            "description": "Give your answer by calling this tool; its input is the answer.",
+        }
+    ]
     assert body["messages"] == [
-        {"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"},
-                                     {"type": "text", "text": "yes"}]}]
+        {"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"}, {"type": "text", "text": "yes"}]}
+    ]
 
 
-async def test_malformed_tool_json_becomes_args_error(server: LoopbackServer,
-                                                      anthropic_model: AnthropicModel) -> None:
+async def test_malformed_tool_json_becomes_args_error(server: LoopbackServer, anthropic_model: AnthropicModel) -> None:
     server.script(Reply.sse("anthropic/malformed_args.sse"))
     _, done = await collect(anthropic_model, [ASK], RUN)
     [call] = done.response.tool_calls
@@ -133,18 +159,21 @@ async def test_malformed_tool_json_becomes_args_error(server: LoopbackServer,
     assert call.args_error and "not valid JSON" in call.args_error
 
 
-async def test_overloaded_error_event_before_output_is_retried(server: LoopbackServer,
-                                                               anthropic_model: AnthropicModel) -> None:
+async def test_overloaded_error_event_before_output_is_retried(
+    server: LoopbackServer, anthropic_model: AnthropicModel
+) -> None:
     server.script(Reply.sse("anthropic/overloaded.sse"), Reply.sse("anthropic/text.sse"))
     _, done = await collect(anthropic_model, [ASK], ModelRequestInfo())
     assert done.response.text == "Hello there! How can I help?"
     assert len(server.requests) == 2
 
 
-async def test_non_retryable_error_status_names_the_cause(server: LoopbackServer,
-                                                          anthropic_model: AnthropicModel) -> None:
-    server.script(Reply.json(401, {"type": "error", "error": {
-        "type": "authentication_error", "message": "invalid x-api-key"}}))
+async def test_non_retryable_error_status_names_the_cause(
+    server: LoopbackServer, anthropic_model: AnthropicModel
+) -> None:
+    server.script(
+        Reply.json(401, {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}})
+    )
     with pytest.raises(ModelError) as info:
         await collect(anthropic_model, [ASK], ModelRequestInfo())
     assert "HTTP 401" in str(info.value) and "invalid x-api-key" in str(info.value)
@@ -154,12 +183,15 @@ async def test_non_retryable_error_status_names_the_cause(server: LoopbackServer
 
 
 def test_tool_errors_are_flagged_is_error() -> None:
-    _, msgs = convert_messages([
-        Message(role="user", content="go"),
-        Message(role="assistant", tool_calls=[ToolCall(name="t", args={}, id="a"),
-                                              ToolCall(name="t", args={}, id="b")]),
-        Message(role="tool", content='{"error": "boom"}', tool_call_id="a", tool_status="error"),
-        Message(role="tool", content='"no"', tool_call_id="b", tool_status="denied"),
-    ])
+    _, msgs = convert_messages(
+        [
+            Message(role="user", content="go"),
+            Message(
+                role="assistant", tool_calls=[ToolCall(name="t", args={}, id="a"), ToolCall(name="t", args={}, id="b")]
+            ),
+            Message(role="tool", content='{"error": "boom"}', tool_call_id="a", tool_status="error"),
+            Message(role="tool", content='"no"', tool_call_id="b", tool_status="denied"),
+        ]
+    )
     results = msgs[-1]["content"]
     assert results[0]["is_error"] is True and "is_error" not in results[1]

@@ -51,6 +51,5 @@ def test_retry_policy_and_max_retries_combine() -> None:
 
     policy = RetryPolicy(max_retries=5, initial_delay=0.1)
     assert OpenAIModel("m", retry=policy).settings.retry is policy
-    assert OpenAIModel("m", retry=policy, max_retries=1).settings.retry == RetryPolicy(max_retries=1,
-                                                                                       initial_delay=0.1)
+    assert OpenAIModel("m", retry=policy, max_retries=1).settings.retry == RetryPolicy(max_retries=1, initial_delay=0.1)
     assert OpenAIModel("m").settings.retry.max_retries == 2

@@ -25,16 +25,30 @@ from .loopback import LoopbackServer, Reply
 
 FUNCTION_ANSWERS: dict[str, ModelResponse] = {
     "text": ModelResponse(text="Hello there! How can I help?", finish_reason="stop"),
-    "tool_call": ModelResponse(text="Let me check.", finish_reason="tool-calls", tool_calls=[
-        ToolCall(name="get_weather", args={"city": "Paris"}, id="fn_1")]),
-    "parallel_tool_calls": ModelResponse(finish_reason="tool-calls", tool_calls=[
-        ToolCall(name="get_weather", args={"city": "Paris"}, id="fn_1"),
-        ToolCall(name="get_weather", args={"city": "Tokyo", "unit": "f"}, id="fn_2")]),
+    "tool_call": ModelResponse(
+        text="Let me check.",
+        finish_reason="tool-calls",
+        tool_calls=[ToolCall(name="get_weather", args={"city": "Paris"}, id="fn_1")],
+    ),
+    "parallel_tool_calls": ModelResponse(
+        finish_reason="tool-calls",
+        tool_calls=[
+            ToolCall(name="get_weather", args={"city": "Paris"}, id="fn_1"),
+            ToolCall(name="get_weather", args={"city": "Tokyo", "unit": "f"}, id="fn_2"),
+        ],
+    ),
     "structured": ModelResponse(text='{"approved": true, "reason": null}', finish_reason="stop"),
     "after_tool": ModelResponse(text="It is 18°C in Paris.", finish_reason="stop"),
-    "malformed_args": ModelResponse(finish_reason="tool-calls", tool_calls=[
-        ToolCall(name="get_weather", id="fn_3", args_error="arguments for tool 'get_weather' are not valid "
-                 "JSON (Unterminated string): {\"city\": \"Pa")]),
+    "malformed_args": ModelResponse(
+        finish_reason="tool-calls",
+        tool_calls=[
+            ToolCall(
+                name="get_weather",
+                id="fn_3",
+                args_error='arguments for tool \'get_weather\' are not valid JSON (Unterminated string): {"city": "Pa',
+            )
+        ],
+    ),
 }
 
 
@@ -49,13 +63,15 @@ class Harness:
         if kind == "openai":
             from agent_core.providers import OpenAIModel
 
-            self.model: LanguageModel = OpenAIModel("gpt-4o-mini", base_url=server.url, api_key="sk-x",
-                                                    retry=FAST, sleep=sleeps)
+            self.model: LanguageModel = OpenAIModel(
+                "gpt-4o-mini", base_url=server.url, api_key="sk-x", retry=FAST, sleep=sleeps
+            )
         elif kind == "anthropic":
             from agent_core.providers import AnthropicModel
 
-            self.model = AnthropicModel("claude-sonnet-4-5", base_url=server.url, api_key="sk-ant-x",
-                                        retry=FAST, sleep=sleeps)
+            self.model = AnthropicModel(
+                "claude-sonnet-4-5", base_url=server.url, api_key="sk-ant-x", retry=FAST, sleep=sleeps
+            )
         else:
             self.model = FunctionModel(self._answer)
 
@@ -82,23 +98,35 @@ class Harness:
         body = self.server.requests[-1].json
         if self.kind == "openai":
             return [(m["tool_call_id"], m["content"]) for m in body["messages"] if m["role"] == "tool"]
-        return [(b["tool_use_id"], b["content"]) for m in body["messages"] if m["role"] == "user"
-                for b in m["content"] if b["type"] == "tool_result"]
+        return [
+            (b["tool_use_id"], b["content"])
+            for m in body["messages"]
+            if m["role"] == "user"
+            for b in m["content"]
+            if b["type"] == "tool_result"
+        ]
 
     def tool_calls_received(self) -> list[tuple[str, str, dict[str, Any]]]:
         if self.kind == "function":
             return [(c.id or "", c.name, c.args) for m in self.received[-1] for c in m.tool_calls]
         body = self.server.requests[-1].json
         if self.kind == "openai":
-            return [(c["id"], c["function"]["name"], json.loads(c["function"]["arguments"]))
-                    for m in body["messages"] for c in m.get("tool_calls", [])]
-        return [(b["id"], b["name"], b["input"]) for m in body["messages"] if m["role"] == "assistant"
-                for b in m["content"] if b["type"] == "tool_use"]
+            return [
+                (c["id"], c["function"]["name"], json.loads(c["function"]["arguments"]))
+                for m in body["messages"]
+                for c in m.get("tool_calls", [])
+            ]
+        return [
+            (b["id"], b["name"], b["input"])
+            for m in body["messages"]
+            if m["role"] == "assistant"
+            for b in m["content"]
+            if b["type"] == "tool_use"
+        ]
 
 
 @pytest.fixture(params=["openai", "anthropic", "function"])
-async def harness(request: pytest.FixtureRequest, server: LoopbackServer,
-                  sleeps: SleepLog) -> AsyncIterator[Harness]:
+async def harness(request: pytest.FixtureRequest, server: LoopbackServer, sleeps: SleepLog) -> AsyncIterator[Harness]:
     h = Harness(request.param, server, sleeps)
     yield h
     await h.model.aclose()
@@ -129,8 +157,10 @@ async def test_one_tool_call(harness: Harness) -> None:
 async def test_two_parallel_tool_calls(harness: Harness) -> None:
     harness.script("parallel_tool_calls")
     _, done = await collect(harness.model, [SYSTEM, ASK], RUN)
-    assert simple(done.response.tool_calls) == [("get_weather", {"city": "Paris"}),
-                                                ("get_weather", {"city": "Tokyo", "unit": "f"})]
+    assert simple(done.response.tool_calls) == [
+        ("get_weather", {"city": "Paris"}),
+        ("get_weather", {"city": "Tokyo", "unit": "f"}),
+    ]
     ids = [c.id for c in done.response.tool_calls]
     assert all(ids) and len(set(ids)) == 2
 
@@ -138,17 +168,24 @@ async def test_two_parallel_tool_calls(harness: Harness) -> None:
 async def test_tool_results_reach_the_model_under_their_call_ids(harness: Harness) -> None:
     harness.script("after_tool")
     history = [
-        SYSTEM, ASK,
-        Message(role="assistant", tool_calls=[
-            ToolCall(name="get_weather", args={"city": "Paris"}, id="call_a"),
-            ToolCall(name="get_weather", args={"city": "Tokyo", "unit": "f"}, id="call_b")]),
+        SYSTEM,
+        ASK,
+        Message(
+            role="assistant",
+            tool_calls=[
+                ToolCall(name="get_weather", args={"city": "Paris"}, id="call_a"),
+                ToolCall(name="get_weather", args={"city": "Tokyo", "unit": "f"}, id="call_b"),
+            ],
+        ),
         Message(role="tool", content='{"temp": 18}', tool_call_id="call_a", name="get_weather"),
         Message(role="tool", content='{"temp": 64}', tool_call_id="call_b", name="get_weather"),
     ]
     _, done = await collect(harness.model, history, RUN)
     assert done.response.text == "It is 18°C in Paris."
-    assert harness.tool_calls_received() == [("call_a", "get_weather", {"city": "Paris"}),
-                                             ("call_b", "get_weather", {"city": "Tokyo", "unit": "f"})]
+    assert harness.tool_calls_received() == [
+        ("call_a", "get_weather", {"city": "Paris"}),
+        ("call_b", "get_weather", {"city": "Tokyo", "unit": "f"}),
+    ]
     assert harness.tool_results_received() == [("call_a", '{"temp": 18}'), ("call_b", '{"temp": 64}')]
 
 

@@ -35,16 +35,27 @@ def model(kind: str, request: pytest.FixtureRequest) -> LanguageModel:
 
 def error_reply(kind: str, status: int, headers: dict[str, str] | None = None) -> Reply:
     if kind == "openai":
-        body = {"error": {"message": "Rate limit reached for gpt-4o-mini", "type": "requests",
-                          "code": "rate_limit_exceeded"}}
+        body = {
+            "error": {
+                "message": "Rate limit reached for gpt-4o-mini",
+                "type": "requests",
+                "code": "rate_limit_exceeded",
+            }
+        }
     else:
-        body = {"type": "error", "error": {"type": "rate_limit_error", "message": "Number of request tokens "
-                                           "has exceeded your per-minute rate limit"}}
+        body = {
+            "type": "error",
+            "error": {
+                "type": "rate_limit_error",
+                "message": "Number of request tokens has exceeded your per-minute rate limit",
+            },
+        }
     return Reply.json(status, body, headers)
 
 
-async def test_429_with_retry_after_then_success(kind: str, model: LanguageModel, server: LoopbackServer,
-                                                 sleeps: SleepLog) -> None:
+async def test_429_with_retry_after_then_success(
+    kind: str, model: LanguageModel, server: LoopbackServer, sleeps: SleepLog
+) -> None:
     server.script(error_reply(kind, 429, {"retry-after": "2"}), Reply.sse(f"{kind}/text.sse"))
     deltas, done = await collect(model, [ASK], ModelRequestInfo())
     assert done.response.text == "Hello there! How can I help?" == "".join(deltas)
@@ -53,8 +64,9 @@ async def test_429_with_retry_after_then_success(kind: str, model: LanguageModel
     assert server.requests[0].body == server.requests[1].body
 
 
-async def test_500_then_success_backs_off(kind: str, model: LanguageModel, server: LoopbackServer,
-                                          sleeps: SleepLog) -> None:
+async def test_500_then_success_backs_off(
+    kind: str, model: LanguageModel, server: LoopbackServer, sleeps: SleepLog
+) -> None:
     server.script(Reply.json(500, {"error": {"message": "internal"}}), Reply.sse(f"{kind}/text.sse"))
     _, done = await collect(model, [ASK], ModelRequestInfo())
     assert done.response.text == "Hello there! How can I help?"
@@ -62,8 +74,7 @@ async def test_500_then_success_backs_off(kind: str, model: LanguageModel, serve
     assert len(server.requests) == 2
 
 
-async def test_retries_are_bounded(kind: str, model: LanguageModel, server: LoopbackServer,
-                                   sleeps: SleepLog) -> None:
+async def test_retries_are_bounded(kind: str, model: LanguageModel, server: LoopbackServer, sleeps: SleepLog) -> None:
     server.script(*[Reply.json(503, {"error": {"message": "upstream busy"}}) for _ in range(5)])
     with pytest.raises(HTTPModelError) as info:
         await collect(model, [ASK], ModelRequestInfo())
@@ -74,16 +85,16 @@ async def test_retries_are_bounded(kind: str, model: LanguageModel, server: Loop
     assert sleeps[1] > FAST.initial_delay * (1 - FAST.jitter)  # exponential: second wait grows
 
 
-async def test_should_retry_header_false_is_honoured(kind: str, model: LanguageModel,
-                                                     server: LoopbackServer) -> None:
+async def test_should_retry_header_false_is_honoured(kind: str, model: LanguageModel, server: LoopbackServer) -> None:
     server.script(Reply.json(500, {"error": {"message": "do not retry"}}, {"x-should-retry": "false"}))
     with pytest.raises(ModelError, match="do not retry"):
         await collect(model, [ASK], ModelRequestInfo())
     assert len(server.requests) == 1
 
 
-async def test_stream_cut_after_text_is_an_error_and_not_retried(kind: str, model: LanguageModel,
-                                                                 server: LoopbackServer) -> None:
+async def test_stream_cut_after_text_is_an_error_and_not_retried(
+    kind: str, model: LanguageModel, server: LoopbackServer
+) -> None:
     server.script(Reply.sse(f"{kind}/text.sse", cut_after=4), Reply.sse(f"{kind}/text.sse"))
     seen: list[str] = []
     with pytest.raises(ModelError, match="connection failed in the middle of the answer"):
@@ -94,8 +105,7 @@ async def test_stream_cut_after_text_is_an_error_and_not_retried(kind: str, mode
     assert len(server.requests) == 1  # a retry would have repeated text the caller already has
 
 
-async def test_stream_cut_before_any_output_is_retried(kind: str, model: LanguageModel,
-                                                       server: LoopbackServer) -> None:
+async def test_stream_cut_before_any_output_is_retried(kind: str, model: LanguageModel, server: LoopbackServer) -> None:
     # The tool-call stream yields nothing before its end (no text), so a cut there is safe to retry.
     fixture = f"{kind}/parallel_tool_calls.sse"
     server.script(Reply.sse(fixture, cut_after=6), Reply.sse(fixture))
@@ -104,8 +114,9 @@ async def test_stream_cut_before_any_output_is_retried(kind: str, model: Languag
     assert len(server.requests) == 2
 
 
-async def test_stream_ending_early_without_error_is_detected(kind: str, model: LanguageModel,
-                                                             server: LoopbackServer) -> None:
+async def test_stream_ending_early_without_error_is_detected(
+    kind: str, model: LanguageModel, server: LoopbackServer
+) -> None:
     """A body that ends cleanly but without the terminal event is still an incomplete answer."""
     events = Reply.sse(f"{kind}/text.sse").chunks[:4]
     server.script(Reply(200, {"content-type": "text/event-stream"}, events))
@@ -118,8 +129,11 @@ async def test_connection_refused_is_retried_then_reported(kind: str, sleeps: Sl
     dead = await LoopbackServer().start()
     url = dead.url
     await dead.close()
-    model: LanguageModel = (OpenAIModel("m", base_url=url, retry=FAST, sleep=sleeps) if kind == "openai"
-                            else AnthropicModel("m", base_url=url, api_key="k", retry=FAST, sleep=sleeps))
+    model: LanguageModel = (
+        OpenAIModel("m", base_url=url, retry=FAST, sleep=sleeps)
+        if kind == "openai"
+        else AnthropicModel("m", base_url=url, api_key="k", retry=FAST, sleep=sleeps)
+    )
     try:
         with pytest.raises(ModelError, match="connection failed before the answer") as info:
             await collect(model, [ASK], ModelRequestInfo())
@@ -129,8 +143,7 @@ async def test_connection_refused_is_retried_then_reported(kind: str, sleeps: Sl
     assert len(sleeps) == 2
 
 
-async def test_read_timeout_before_output_is_retried(kind: str, server: LoopbackServer,
-                                                     sleeps: SleepLog) -> None:
+async def test_read_timeout_before_output_is_retried(kind: str, server: LoopbackServer, sleeps: SleepLog) -> None:
     stall = asyncio.Event()
     server.script(Reply.sse(f"{kind}/text.sse", hold_after=0, hold=stall), Reply.sse(f"{kind}/text.sse"))
     model = _model(kind, server, sleeps, timeout=STALL)
@@ -143,8 +156,7 @@ async def test_read_timeout_before_output_is_retried(kind: str, server: Loopback
     assert len(server.requests) == 2 and len(sleeps) == 1
 
 
-async def test_read_timeout_after_output_is_an_error(kind: str, server: LoopbackServer,
-                                                     sleeps: SleepLog) -> None:
+async def test_read_timeout_after_output_is_an_error(kind: str, server: LoopbackServer, sleeps: SleepLog) -> None:
     stall = asyncio.Event()
     server.script(Reply.sse(f"{kind}/text.sse", hold_after=4, hold=stall))
     model = _model(kind, server, sleeps, timeout=STALL)
@@ -157,8 +169,9 @@ async def test_read_timeout_after_output_is_an_error(kind: str, server: Loopback
     assert len(server.requests) == 1 and sleeps == []
 
 
-async def test_closing_the_stream_closes_the_connection(kind: str, model: LanguageModel,
-                                                        server: LoopbackServer) -> None:
+async def test_closing_the_stream_closes_the_connection(
+    kind: str, model: LanguageModel, server: LoopbackServer
+) -> None:
     never = asyncio.Event()
     server.script(Reply.sse(f"{kind}/text.sse", hold_after=4, hold=never))
     stream = model.stream([ASK], ModelRequestInfo())
@@ -168,8 +181,9 @@ async def test_closing_the_stream_closes_the_connection(kind: str, model: Langua
     await asyncio.wait_for(server.disconnected.wait(), 10)  # a hang guard, not a timing assertion
 
 
-async def test_cancelling_the_consumer_closes_the_connection(kind: str, model: LanguageModel,
-                                                             server: LoopbackServer) -> None:
+async def test_cancelling_the_consumer_closes_the_connection(
+    kind: str, model: LanguageModel, server: LoopbackServer
+) -> None:
     never = asyncio.Event()
     server.script(Reply.sse(f"{kind}/text.sse", hold_after=4, hold=never))
     got_text = asyncio.Event()

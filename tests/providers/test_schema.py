@@ -88,14 +88,15 @@ def test_original_schema_is_not_modified() -> None:
 def test_nullable_enum_includes_null() -> None:
     schema = {"type": "object", "properties": {"unit": {"type": "string", "enum": ["c", "f"]}}}
     assert to_strict_schema(schema).schema["properties"]["unit"] == {
-        "type": ["string", "null"], "enum": ["c", "f", None]}
+        "type": ["string", "null"],
+        "enum": ["c", "f", None],
+    }
 
 
 def test_empty_object_is_strict() -> None:
     result = to_strict_schema({"type": "object", "properties": {}})
     assert result.strict
-    assert result.schema == {"type": "object", "properties": {}, "required": [],
-                             "additionalProperties": False}
+    assert result.schema == {"type": "object", "properties": {}, "required": [], "additionalProperties": False}
 
 
 class Loose(BaseModel):
@@ -122,13 +123,19 @@ def test_unconvertible_schemas_are_reported_and_left_unchanged() -> None:
 
 def test_strip_strict_nulls_restores_omitted_fields() -> None:
     original = Order.model_json_schema()
-    answer = {"item": "pen", "quantity": None, "color": None, "note": None,
-              "address": {"street": "x", "zip": None}, "billing": None, "tags": None,
-              "pet": {"kind": "cat", "lives": None}}
+    answer = {
+        "item": "pen",
+        "quantity": None,
+        "color": None,
+        "note": None,
+        "address": {"street": "x", "zip": None},
+        "billing": None,
+        "tags": None,
+        "pet": {"kind": "cat", "lives": None},
+    }
     cleaned = strip_strict_nulls(answer, original)
     # note and address.zip are Optional[...]: their null is meaningful and kept.
-    assert cleaned == {"item": "pen", "note": None, "address": {"street": "x", "zip": None},
-                       "pet": {"kind": "cat"}}
+    assert cleaned == {"item": "pen", "note": None, "address": {"street": "x", "zip": None}, "pet": {"kind": "cat"}}
     order = Order.model_validate(cleaned)
     assert order.quantity == 1 and order.color is Color.red and order.pet == Cat(kind="cat", lives=9)
 
@@ -141,8 +148,12 @@ def test_strip_strict_nulls_keeps_required_nulls_for_validation_to_report() -> N
 def test_ensure_object_schema_wraps_scalars() -> None:
     assert ensure_object_schema({"type": "object", "properties": {}})[1] is False
     wrapped, was = ensure_object_schema({"type": "array", "items": {"$ref": "#/$defs/A"}, "$defs": {"A": {}}})
-    assert was and wrapped == {"type": "object", "properties": {"value": {"type": "array",
-                               "items": {"$ref": "#/$defs/A"}}}, "required": ["value"], "$defs": {"A": {}}}
+    assert was and wrapped == {
+        "type": "object",
+        "properties": {"value": {"type": "array", "items": {"$ref": "#/$defs/A"}}},
+        "required": ["value"],
+        "$defs": {"A": {}},
+    }
 
 
 def test_schema_name() -> None:

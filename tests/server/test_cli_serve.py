@@ -21,13 +21,18 @@ def _env(tmp_path) -> dict[str, str]:
 
 
 def test_warden_serve_starts_a_server_on_loopback(tmp_path):
-    proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "serve", "--app", "tests.server.warden_test_app:runtime",
-                             "--port", "0"], cwd=REPO, env=_env(tmp_path), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", "serve", "--app", "tests.server.warden_test_app:runtime", "--port", "0"],
+        cwd=REPO,
+        env=_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = proc.stdout.readline()
         assert line.startswith(READY_PREFIX), line + proc.stderr.read() if proc.poll() is not None else line
-        url = line[len(READY_PREFIX):].strip()
+        url = line[len(READY_PREFIX) :].strip()
         assert httpx.get(f"{url}/health", timeout=30).json() == {"status": "ok"}
         assert "ops" in httpx.get(f"{url}/api/agents", timeout=30).json()
     finally:
@@ -36,17 +41,39 @@ def test_warden_serve_starts_a_server_on_loopback(tmp_path):
 
 
 def test_warden_serve_refuses_a_public_address_without_a_token(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "tui.cli", "serve", "--app", "tests.server.warden_test_app:runtime",
-                          "--host", "0.0.0.0", "--port", "0"], cwd=REPO, env=_env(tmp_path), capture_output=True,
-                         text=True, timeout=120)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tui.cli",
+            "serve",
+            "--app",
+            "tests.server.warden_test_app:runtime",
+            "--host",
+            "0.0.0.0",
+            "--port",
+            "0",
+        ],
+        cwd=REPO,
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 2
     assert out.stderr.strip().startswith("warden:") and "token" in out.stderr.lower()
     assert len(out.stderr.strip().splitlines()) == 1
 
 
 def test_remote_console_reports_an_unreachable_server_in_one_line(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "tui.cli", "--server", "http://127.0.0.1:9"], cwd=REPO,
-                         env=_env(tmp_path), capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "tui.cli", "--server", "http://127.0.0.1:9"],
+        cwd=REPO,
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 1
     assert out.stderr.startswith("warden: cannot reach Warden server at http://127.0.0.1:9")
     assert len(out.stderr.strip().splitlines()) == 1

@@ -93,8 +93,13 @@ async def test_connect_refuses_a_bad_token(server):
 
 async def test_console_approves_on_a_remote_server(server, servers):
     # built as the CLI builds it, before the console's loop uses it
-    app = WardenApp(RemoteBackend.open(server.url, TOKEN), approval_guard=0, picker_refresh=0.1,
-                    status_refresh=0, cursor_blink=False)
+    app = WardenApp(
+        RemoteBackend.open(server.url, TOKEN),
+        approval_guard=0,
+        picker_refresh=0.1,
+        status_refresh=0,
+        cursor_blink=False,
+    )
     async with app.run_test(size=SIZE) as pilot:
         await type_prompt(pilot, "delete remote-1")
         await wait_for(pilot, lambda: showing(app, ApprovalModal), "approval dialog")
@@ -113,8 +118,13 @@ async def test_console_relaunch_lists_runs_suspended_through_another_instance(se
         s = await c.agent("ops").stream("delete via-a")
         await s.consume()
     # no periodic picker refresh: the run is listed once, at start-up
-    app = WardenApp(await RemoteBackend.connect(b.url, TOKEN), approval_guard=0, picker_refresh=3600,
-                    status_refresh=0, cursor_blink=False)
+    app = WardenApp(
+        await RemoteBackend.connect(b.url, TOKEN),
+        approval_guard=0,
+        picker_refresh=3600,
+        status_refresh=0,
+        cursor_blink=False,
+    )
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: showing(app, PendingPicker) and app.screen.loads >= 1, "picker")
         picker = app.screen

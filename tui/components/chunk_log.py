@@ -28,8 +28,14 @@ class ChunkLog(ScrollView, can_focus=True):
     ChunkLog { background: $surface; overflow-y: scroll; overflow-x: hidden; }
     """
 
-    def __init__(self, *, max_lines: int = 2000, flush_interval: float = 1 / 20, id: str | None = None,
-                 classes: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        max_lines: int = 2000,
+        flush_interval: float = 1 / 20,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
         super().__init__(id=id, classes=classes)
         self.max_lines = max_lines
         self.flush_interval = flush_interval
@@ -82,7 +88,8 @@ class ChunkLog(ScrollView, can_focus=True):
         style = self._base_style()
         lines = Segment.split_lines(console.render(text, options))
         return [Strip(line).adjust_cell_length(width, style).apply_style(style) for line in lines] or [
-            Strip.blank(width, style)]
+            Strip.blank(width, style)
+        ]
 
     def _base_style(self):
         if self._style is None:

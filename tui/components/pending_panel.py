@@ -20,8 +20,10 @@ from tui.untrusted import safe_text
 
 
 def call_label(call: PendingCall) -> Text:
-    kind = Text("approve " if call.kind == "approval" else "input   ",
-                style="bold yellow" if call.kind == "approval" else "bold cyan")
+    kind = Text(
+        "approve " if call.kind == "approval" else "input   ",
+        style="bold yellow" if call.kind == "approval" else "bold cyan",
+    )
     label = Text.assemble(kind, safe_text(call.tool_name, "bold", multiline=False))
     label.append(f"\n  run {call.run_id[:8]} · ", style="dim")
     label.append_text(safe_text(call.tool_call_id[:16], "dim", multiline=False))

@@ -47,27 +47,48 @@ def render_chunk(chunk: Chunk) -> Text | None:
     if t == "start":
         return _line(f"▶ run {chunk.run_id} ", STYLES["run"], safe_text(p.agent_id, STYLES["run"], multiline=False))
     if t == "tool-call":
-        return _line("→ call ", STYLES["tool-call"], safe_text(p.tool_name, "bold cyan", multiline=False),
-                     " ", safe_text(_compact(p.args), STYLES["tool-call"], multiline=False))
+        return _line(
+            "→ call ",
+            STYLES["tool-call"],
+            safe_text(p.tool_name, "bold cyan", multiline=False),
+            " ",
+            safe_text(_compact(p.args), STYLES["tool-call"], multiline=False),
+        )
     if t == "tool-call-approval":
-        return _line("◆ approval needed: ", STYLES["approval"],
-                     safe_text(p.tool_name, STYLES["approval"], multiline=False),
-                     Text(_agent(p.agent_path) + f"  {p.fingerprint[:19]}…", style="yellow"))
+        return _line(
+            "◆ approval needed: ",
+            STYLES["approval"],
+            safe_text(p.tool_name, STYLES["approval"], multiline=False),
+            Text(_agent(p.agent_path) + f"  {p.fingerprint[:19]}…", style="yellow"),
+        )
     if t == "tool-call-suspended":
-        return _line("◆ input needed: ", STYLES["suspended"],
-                     safe_text(p.tool_name, STYLES["suspended"], multiline=False), " ",
-                     safe_text(_compact(p.suspend_payload), "magenta", multiline=False))
+        return _line(
+            "◆ input needed: ",
+            STYLES["suspended"],
+            safe_text(p.tool_name, STYLES["suspended"], multiline=False),
+            " ",
+            safe_text(_compact(p.suspend_payload), "magenta", multiline=False),
+        )
     if t == "tool-result":
         style = STYLES["result-error"] if p.is_error else STYLES["result"]
-        return _line("✓ " if not p.is_error else "✗ ", style, safe_text(p.tool_name, "bold " + style, multiline=False),
-                     " → ", safe_text(_compact(p.result), style, multiline=False))
+        return _line(
+            "✓ " if not p.is_error else "✗ ",
+            style,
+            safe_text(p.tool_name, "bold " + style, multiline=False),
+            " → ",
+            safe_text(_compact(p.result), style, multiline=False),
+        )
     if t == "tool-error":
         name = safe_text(p.tool_name, STYLES["tool-error"], multiline=False)
-        return _line("✗ tool error ", STYLES["tool-error"], name,
-                     ": ", safe_text(p.error, "red"))
+        return _line("✗ tool error ", STYLES["tool-error"], name, ": ", safe_text(p.error, "red"))
     if t == "tool-output-denied":
-        return _line("⊘ declined ", STYLES["denied"], safe_text(p.tool_name, "bold magenta", multiline=False),
-                     ": ", safe_text(p.reason, STYLES["denied"]))
+        return _line(
+            "⊘ declined ",
+            STYLES["denied"],
+            safe_text(p.tool_name, "bold magenta", multiline=False),
+            ": ",
+            safe_text(p.reason, STYLES["denied"]),
+        )
     if t == "finish":
         return Text(f"■ finished ({p.finish_reason})", style=STYLES["finish"])
     if t == "error":

@@ -136,8 +136,12 @@ def build_demo_agents(db_path: str | Path, *, model: LanguageModel | None = None
         return await asyncio.to_thread(_delete, input.record_id)
 
     async def issue_refund(input: RefundInput, ctx: ToolContext) -> dict[str, Any]:
-        return {"refund_id": f"rf-{input.order_id}", "order_id": input.order_id, "amount": input.amount,
-                "status": "issued"}
+        return {
+            "refund_id": f"rf-{input.order_id}",
+            "order_id": input.order_id,
+            "amount": input.amount,
+            "status": "issued",
+        }
 
     async def send_email(input: EmailInput, ctx: ToolContext) -> dict[str, Any]:
         return {"sent": True, "to": input.to, "message_id": f"msg-{_stable(input.to, input.body):08x}"}
@@ -155,32 +159,65 @@ def build_demo_agents(db_path: str | Path, *, model: LanguageModel | None = None
         return USERS.get(input.user_id, {"user_id": input.user_id, "found": False})
 
     ops = Agent(
-        id="ops", name="Ops agent", model=model,
+        id="ops",
+        name="Ops agent",
+        model=model,
         instructions="You operate on records, refunds, emails and weather for the operator.",
         description="Records, refunds, emails, weather",
         tools={
-            "delete_record": create_tool(id="delete-record", description="Delete a record by ID",
-                                         input_schema=DeleteInput, execute=delete_record, require_approval=True),
-            "issue_refund": create_tool(id="issue-refund", description="Refund an order",
-                                        input_schema=RefundInput, execute=issue_refund),
-            "send_email": create_tool(id="send-email", description="Send an email", input_schema=EmailInput,
-                                      execute=send_email, require_approval=True),
-            "get_weather": create_tool(id="get-weather", description="Current weather for a city",
-                                       input_schema=WeatherInput, suspend_schema=WeatherQuestion,
-                                       resume_schema=WeatherResume, execute=get_weather, require_approval=False),
+            "delete_record": create_tool(
+                id="delete-record",
+                description="Delete a record by ID",
+                input_schema=DeleteInput,
+                execute=delete_record,
+                require_approval=True,
+            ),
+            "issue_refund": create_tool(
+                id="issue-refund", description="Refund an order", input_schema=RefundInput, execute=issue_refund
+            ),
+            "send_email": create_tool(
+                id="send-email",
+                description="Send an email",
+                input_schema=EmailInput,
+                execute=send_email,
+                require_approval=True,
+            ),
+            "get_weather": create_tool(
+                id="get-weather",
+                description="Current weather for a city",
+                input_schema=WeatherInput,
+                suspend_schema=WeatherQuestion,
+                resume_schema=WeatherResume,
+                execute=get_weather,
+                require_approval=False,
+            ),
         },
         default_options={"require_tool_approval": refund_policy, "max_steps": 6},
     )
     data_agent = Agent(
-        id="data-agent", name="Data agent", model=model,
-        instructions="You look up users.", description="Looks up users (needs approval)",
-        tools={"find_user": create_tool(id="find-user", description="Find a user by id",
-                                        input_schema=FindUserInput, execute=find_user, require_approval=True)},
+        id="data-agent",
+        name="Data agent",
+        model=model,
+        instructions="You look up users.",
+        description="Looks up users (needs approval)",
+        tools={
+            "find_user": create_tool(
+                id="find-user",
+                description="Find a user by id",
+                input_schema=FindUserInput,
+                execute=find_user,
+                require_approval=True,
+            )
+        },
     )
     supervisor = Agent(
-        id="supervisor", name="Supervisor", model=model,
-        instructions="Delegate user look-ups to data_agent.", description="Delegates to data_agent",
-        agents={"data_agent": data_agent}, default_options={"max_steps": 6},
+        id="supervisor",
+        name="Supervisor",
+        model=model,
+        instructions="Delegate user look-ups to data_agent.",
+        description="Delegates to data_agent",
+        agents={"data_agent": data_agent},
+        default_options={"max_steps": 6},
     )
     return {"ops": ops, "supervisor": supervisor}
 

@@ -21,15 +21,16 @@ from agent_core.models import (
 )
 
 HELP_TEXT = (
-    "I am the offline demo model. Try: \"delete record abc-123\", \"refund order ord-1042 for 250\", "
-    "\"send an email to ana@example.com saying hello\", \"what's the weather\" (or \"... in Paris\"), "
-    "or, with the supervisor agent, \"find user 12345\"."
+    'I am the offline demo model. Try: "delete record abc-123", "refund order ord-1042 for 250", '
+    '"send an email to ana@example.com saying hello", "what\'s the weather" (or "... in Paris"), '
+    'or, with the supervisor agent, "find user 12345".'
 )
 
 _DELETE = re.compile(r"\bdelete\s+(?:the\s+)?record\s+([\w.-]+)", re.I)
 _REFUND = re.compile(r"\brefund\s+(?:order\s+)?([\w.-]+)\s+(?:for\s+)?\$?(\d+(?:\.\d+)?)", re.I)
-_EMAIL = re.compile(r"\bsend\s+(?:an?\s+)?e-?mail\s+to\s+(\S+@[^\s,:]+)[\s,:]*(?:(?:saying|about|that)\s+)?(.*)$",
-                    re.I | re.S)
+_EMAIL = re.compile(
+    r"\bsend\s+(?:an?\s+)?e-?mail\s+to\s+(\S+@[^\s,:]+)[\s,:]*(?:(?:saying|about|that)\s+)?(.*)$", re.I | re.S
+)
 _WEATHER = re.compile(r"\bweather\b(?:.*?\bin\s+([A-Za-z][A-Za-z .'-]*?))?\s*[?.!]*$", re.I | re.S)
 _FIND_USER = re.compile(r"\b(?:find|look\s*up|lookup)\s+user\s+([\w.-]+)", re.I)
 
@@ -69,24 +70,36 @@ class DemoModel(LanguageModel):
         if (m := _REFUND.search(prompt)) and "issue_refund" in tools:
             amount = float(m.group(2))
             amount_json: int | float = int(amount) if amount.is_integer() else amount
-            return call("issue_refund", {"order_id": m.group(1), "amount": amount_json},
-                        f"I will refund {amount_json} on order {m.group(1)}.")
+            return call(
+                "issue_refund",
+                {"order_id": m.group(1), "amount": amount_json},
+                f"I will refund {amount_json} on order {m.group(1)}.",
+            )
         if (m := _EMAIL.search(prompt)) and "send_email" in tools:
             body = m.group(2).strip() or "Hello from Warden."
             subject = body.split(".")[0][:40] or "Hello"
-            return call("send_email", {"to": m.group(1), "subject": subject, "body": body},
-                        f"I will send an email to {m.group(1)}.")
+            return call(
+                "send_email",
+                {"to": m.group(1), "subject": subject, "body": body},
+                f"I will send an email to {m.group(1)}.",
+            )
         if (m := _WEATHER.search(prompt)) and "get_weather" in tools:
             city = (m.group(1) or "").strip()
-            return call("get_weather", {"city": city} if city else {},
-                        f"Let me check the weather in {city}." if city else "Let me check the weather.")
+            return call(
+                "get_weather",
+                {"city": city} if city else {},
+                f"Let me check the weather in {city}." if city else "Let me check the weather.",
+            )
         if m := _FIND_USER.search(prompt):
             if "find_user" in tools:
                 return call("find_user", {"user_id": m.group(1)}, f"Looking up user {m.group(1)}.")
             delegate = sorted(t for t in tools if t.startswith("agent-"))
             if delegate:
-                return call(delegate[0], {"prompt": f"find user {m.group(1)}"},
-                            f"I will ask {delegate[0].removeprefix('agent-')} to find user {m.group(1)}.")
+                return call(
+                    delegate[0],
+                    {"prompt": f"find user {m.group(1)}"},
+                    f"I will ask {delegate[0].removeprefix('agent-')} to find user {m.group(1)}.",
+                )
         return ModelResponse(text=HELP_TEXT)
 
     def _after_tools(self, messages: list[Message]) -> str:
@@ -107,8 +120,9 @@ class DemoModel(LanguageModel):
 
     def _resume_answer(self, messages: list[Message]) -> ModelResponse:
         text = next((m.content for m in reversed(messages) if m.role == "user"), "")
-        m = (re.search(r"\b(?:in|for)\s+([A-Za-z][\w'-]*(?:\s+[A-Z][\w'-]*)*)", text)
-             or re.search(r"([A-Z][a-z]+)", text))
+        m = re.search(r"\b(?:in|for)\s+([A-Za-z][\w'-]*(?:\s+[A-Z][\w'-]*)*)", text) or re.search(
+            r"([A-Z][a-z]+)", text
+        )
         if not m:
             return ModelResponse(text="{}")
         units = "imperial" if re.search(r"fahrenheit|imperial", text, re.I) else "metric"

@@ -41,8 +41,9 @@ class ApprovalModal(ModalScreen[ApprovalDecision]):
     BINDINGS = keymap.APPROVAL
     AUTO_FOCUS = "#deny"
 
-    def __init__(self, call: PendingCall, *, guard_seconds: float = 0.3,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, call: PendingCall, *, guard_seconds: float = 0.3, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         super().__init__(classes="dialog-screen")
         self.call = call
         self.guard_seconds = guard_seconds
@@ -66,8 +67,11 @@ class ApprovalModal(ModalScreen[ApprovalDecision]):
             with VerticalScroll(id="args-scroll"):
                 yield Static(json_text(call.args), id="args")
             yield Static(_field("Fingerprint", Text(call.fingerprint or "—", style="green")), id="fingerprint")
-            yield Input(placeholder="Reason for declining (optional) — enter to decline, esc to cancel",
-                        id="reason", classes="hidden")
+            yield Input(
+                placeholder="Reason for declining (optional) — enter to decline, esc to cancel",
+                id="reason",
+                classes="hidden",
+            )
             with Horizontal(id="buttons"):
                 yield Button(Content("Deny  [n]"), id="deny", variant="error")
                 yield Button(Content("Approve  [y]"), id="approve", variant="success")
@@ -122,7 +126,8 @@ class ApprovalModal(ModalScreen[ApprovalDecision]):
         if event.button.id == "approve":
             self.action_approve()
         elif self.declining:
-            self.dismiss(ApprovalDecision("decline", self.call,
-                                          reason=self.query_one("#reason", Input).value.strip() or None))
+            self.dismiss(
+                ApprovalDecision("decline", self.call, reason=self.query_one("#reason", Input).value.strip() or None)
+            )
         else:
             self.action_decline()

@@ -27,8 +27,9 @@ class PendingPicker(Screen[PendingCall | None]):
     BINDINGS = keymap.PICKER
     AUTO_FOCUS = "#pending-table"
 
-    def __init__(self, *, per_page: int = 50, refresh_interval: float = 2.0,
-                 now: Callable[[], datetime] | None = None) -> None:
+    def __init__(
+        self, *, per_page: int = 50, refresh_interval: float = 2.0, now: Callable[[], datetime] | None = None
+    ) -> None:
         super().__init__()
         self.per_page = per_page
         self.refresh_interval = refresh_interval
@@ -87,15 +88,22 @@ class PendingPicker(Screen[PendingCall | None]):
                 kind = Text("approval", style="yellow") if call.kind == "approval" else Text("input", style="cyan")
                 fp = (call.fingerprint or "").removeprefix("sha256:")[:12] or "—"
                 table.add_row(
-                    safe_text(run.agent_id, multiline=False), safe_text(run.thread_id or "—", multiline=False),
-                    safe_text(call.tool_name, "bold", multiline=False), kind, age, fp,
-                    Text(run.run_id, style="dim"), key=call.key,
+                    safe_text(run.agent_id, multiline=False),
+                    safe_text(run.thread_id or "—", multiline=False),
+                    safe_text(call.tool_name, "bold", multiline=False),
+                    kind,
+                    age,
+                    fp,
+                    Text(run.run_id, style="dim"),
+                    key=call.key,
                 )
         if selected is not None and selected in self.calls:
             table.move_cursor(row=table.get_row_index(selected))
         pages = max(1, -(-page.total // self.per_page))
-        status = (f"page {self.page + 1}/{pages} · {page.total} pending run(s) · "
-                  "enter open · y approve · n decline · [ ] page · esc close")
+        status = (
+            f"page {self.page + 1}/{pages} · {page.total} pending run(s) · "
+            "enter open · y approve · n decline · [ ] page · esc close"
+        )
         self.query_one("#picker-status", Static).update(Text(status, style="dim"))
         self.loads += 1
 

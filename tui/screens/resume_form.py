@@ -73,11 +73,17 @@ def fields_from_schema(schema: dict[str, Any] | None) -> list[FormField]:
             kind = next((k for k in kind if k != "null"), "string")
         if kind not in ("string", "integer", "number", "boolean", "enum"):
             kind = "string"
-        out.append(FormField(
-            name=name, kind=kind, required=name in required, title=prop.get("title") or name,
-            description=prop.get("description", ""), default=prop.get("default", _MISSING),
-            choices=list(prop.get("enum", [])),
-        ))
+        out.append(
+            FormField(
+                name=name,
+                kind=kind,
+                required=name in required,
+                title=prop.get("title") or name,
+                description=prop.get("description", ""),
+                default=prop.get("default", _MISSING),
+                choices=list(prop.get("enum", [])),
+            )
+        )
     return out
 
 
@@ -188,8 +194,13 @@ class ResumeFormModal(ModalScreen[Any]):
             value = default if default in f.choices else (f.choices[0] if f.required and f.choices else Select.NULL)
             return Select(options, value=value, allow_blank=not f.required, id=wid)
         input_type = {"integer": "integer", "number": "number"}.get(f.kind, "text")
-        return Input(value="" if default is None else str(default), type=input_type, id=wid,
-                     placeholder=f.kind, select_on_focus=False)
+        return Input(
+            value="" if default is None else str(default),
+            type=input_type,
+            id=wid,
+            placeholder=f.kind,
+            select_on_focus=False,
+        )
 
     def collect(self) -> dict[str, Any]:
         """The data to send: empty inputs are omitted (defaults apply, or the runtime says it is required)."""
@@ -223,7 +234,8 @@ class ResumeFormModal(ModalScreen[Any]):
         known = {f.name for f in self.fields}
         for f in self.fields:
             self.query_one(f"#error-{f.name}", Static).update(
-                safe_text("✗ " + per_field[f.name], "red") if f.name in per_field else "")
+                safe_text("✗ " + per_field[f.name], "red") if f.name in per_field else ""
+            )
         extra = [f"{k}: {v}" for k, v in per_field.items() if k not in known]
         message = "; ".join([general, *extra]).strip("; ")
         self.query_one("#form-error", Static).update(safe_text("✗ " + message, "bold red") if message else "")

@@ -57,8 +57,16 @@ class RunScreen(Screen[None]):
     BINDINGS = keymap.RUN_SCREEN
     AUTO_FOCUS = "#prompt"
 
-    def __init__(self, agents: list[AgentInfo], store_label: str, *, flush_interval: float = 1 / 20,
-                 max_log_lines: int = 2000, pending_refresh: float = 2.0, per_page: int = 50) -> None:
+    def __init__(
+        self,
+        agents: list[AgentInfo],
+        store_label: str,
+        *,
+        flush_interval: float = 1 / 20,
+        max_log_lines: int = 2000,
+        pending_refresh: float = 2.0,
+        per_page: int = 50,
+    ) -> None:
         super().__init__()
         self.agents = agents
         self.store_label = store_label
@@ -77,8 +85,9 @@ class RunScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         with Horizontal(id="top-bar"):
             options = [(safe_text(f"{a.id} · {a.name}", multiline=False), a.id) for a in self.agents]
-            yield Select(options, value=self.agents[0].id if self.agents else Select.NULL, allow_blank=False,
-                         id="agent-picker")
+            yield Select(
+                options, value=self.agents[0].id if self.agents else Select.NULL, allow_blank=False, id="agent-picker"
+            )
             yield Input(placeholder="Ask the agent… (enter to send)", id="prompt")
         with Horizontal(id="main"):
             yield ChunkLog(id="log", flush_interval=self.flush_interval, max_lines=self.max_log_lines)
