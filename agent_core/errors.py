@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
-from storage.errors import SchemaTooNew, StorageError, StoreClosed, WardenError
+from storage.errors import (
+    CorruptRecord,
+    SchemaTooNew,
+    StorageError,
+    StoreClosed,
+    StoreCorrupt,
+    StoreReadOnly,
+    StoreUnavailable,
+    WardenError,
+)
 
 __all__ = [
     "AgentNotFound",
     "AlreadyDecided",
     "AmbiguousToolCall",
+    "CorruptRecord",
     "CorruptSnapshot",
     "FingerprintMismatch",
     "InvalidRequest",
@@ -19,6 +29,9 @@ __all__ = [
     "SnapshotNotFound",
     "StorageError",
     "StoreClosed",
+    "StoreCorrupt",
+    "StoreReadOnly",
+    "StoreUnavailable",
     "SuspendPayloadInvalid",
     "ToolCallNotSuspended",
     "WardenError",

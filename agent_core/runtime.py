@@ -487,9 +487,7 @@ class Runtime:
         rows, total = await self.store.list_suspended(
             agent_id=agent_id, thread_id=thread_id, resource_id=resource_id, page=page, per_page=per_page
         )
-        return SuspendedRunList(
-            runs=[SuspendedRun.from_row(r) for r in rows], total=total, page=page, per_page=per_page
-        )
+        return SuspendedRunList.from_rows(rows, total=total, page=page, per_page=per_page)
 
     async def get_suspended_run(self, run_id: str) -> SuspendedRun:
         run = await self.store.get_run(run_id)

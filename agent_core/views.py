@@ -64,8 +64,24 @@ class SuspendedRun(_View):
         )
 
 
+class UnreadableRun(_View):
+    """A pending run whose stored rows cannot be decoded: reported, never hiding the others."""
+
+    run_id: str
+    agent_id: str
+    error: str
+
+
 class SuspendedRunList(_View):
     runs: list[SuspendedRun]
     total: int
     page: int = 0
     per_page: int = 50
+    #: runs of this page that could not be read (corrupt rows); deciding them raises ``CorruptRecord``.
+    unreadable: list[UnreadableRun] = Field(default_factory=list)
+
+    @classmethod
+    def from_rows(cls, rows: list[SuspendedRunRow], *, total: int, page: int, per_page: int) -> SuspendedRunList:
+        runs = [SuspendedRun.from_row(r) for r in rows if r.error is None]
+        bad = [UnreadableRun(run_id=r.run.run_id, agent_id=r.run.agent_id, error=r.error) for r in rows if r.error]
+        return cls(runs=runs, total=total, page=page, per_page=per_page, unreadable=bad)

@@ -1,7 +1,16 @@
 """Persistence behind one async ``Store`` protocol. Knows nothing about agents or UI."""
 
 from storage.base import Store
-from storage.errors import SchemaTooNew, StorageError, StoreClosed, WardenError
+from storage.errors import (
+    CorruptRecord,
+    SchemaTooNew,
+    StorageError,
+    StoreClosed,
+    StoreCorrupt,
+    StoreReadOnly,
+    StoreUnavailable,
+    WardenError,
+)
 from storage.memory import InMemoryStore
 from storage.records import AuditRow, ClaimResult, Decision, PendingCallRow, RunRow, SuspendedRunRow
 from storage.sqlite import SqliteStore
@@ -9,6 +18,7 @@ from storage.sqlite import SqliteStore
 __all__ = [
     "AuditRow",
     "ClaimResult",
+    "CorruptRecord",
     "Decision",
     "InMemoryStore",
     "PendingCallRow",
@@ -18,6 +28,9 @@ __all__ = [
     "StorageError",
     "Store",
     "StoreClosed",
+    "StoreCorrupt",
+    "StoreReadOnly",
+    "StoreUnavailable",
     "SuspendedRunRow",
     "WardenError",
 ]

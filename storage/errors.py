@@ -37,3 +37,27 @@ class SchemaTooNew(StorageError):
     """The database was written by a newer Warden: refuse rather than corrupt it."""
 
     code = "STORAGE_SCHEMA_TOO_NEW"
+
+
+class StoreUnavailable(StorageError):
+    """The database cannot be opened: a directory, a parent that is a file, no permission, or unreachable."""
+
+    code = "STORAGE_UNAVAILABLE"
+
+
+class StoreCorrupt(StorageError):
+    """The file is not a Warden database, or it is damaged (truncated, overwritten)."""
+
+    code = "STORAGE_CORRUPT"
+
+
+class StoreReadOnly(StorageError):
+    """A change was asked of a database this process may only read."""
+
+    code = "STORAGE_READ_ONLY"
+
+
+class CorruptRecord(StorageError):
+    """One stored row cannot be decoded; the rest of the store is usable."""
+
+    code = "STORAGE_RECORD_CORRUPT"

@@ -89,6 +89,8 @@ class ClaimResult:
 class SuspendedRunRow:
     run: RunRow
     calls: list[PendingCallRow]
+    #: set when a row of this run cannot be decoded: the listing reports it instead of failing whole.
+    error: str | None = None
 
 
 @dataclass

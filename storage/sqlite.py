@@ -30,7 +30,15 @@ from typing import Any, Literal, TypeVar
 import aiosqlite
 
 from storage.base import DecideFn
-from storage.errors import SchemaTooNew, StorageError, StoreClosed
+from storage.errors import (
+    CorruptRecord,
+    SchemaTooNew,
+    StorageError,
+    StoreClosed,
+    StoreCorrupt,
+    StoreReadOnly,
+    StoreUnavailable,
+)
 from storage.records import (
     AuditRow,
     CallKind,
@@ -158,36 +166,56 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def _num(value: Any, what: str) -> float:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    raise ValueError(f"{what} is {value!r}, not a number")
+
+
+def _json(value: Any, what: str) -> Any:
+    try:
+        return json.loads(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{what} is not valid JSON ({exc})") from exc
+
+
 def _run(row: tuple) -> RunRow:
-    return RunRow(
-        run_id=row[0],
-        agent_id=row[1],
-        thread_id=row[2],
-        resource_id=row[3],
-        status=row[4],
-        snapshot=row[5],
-        version=row[6],
-        created_at=row[7],
-        suspended_at=row[8],
-        error=row[9],
-    )
+    try:
+        return RunRow(
+            run_id=row[0],
+            agent_id=row[1],
+            thread_id=row[2],
+            resource_id=row[3],
+            status=row[4],
+            snapshot=row[5],
+            version=row[6],
+            created_at=_num(row[7], "created_at"),
+            suspended_at=_num(row[8], "suspended_at"),
+            error=row[9],
+        )
+    except ValueError as exc:
+        raise CorruptRecord(f"run {row[0]!r} is stored corrupt: {exc}") from exc
 
 
 def _call(row: tuple) -> PendingCallRow:
-    return PendingCallRow(
-        run_id=row[0],
-        tool_call_id=row[1],
-        tool_name=row[2],
-        kind=row[3],
-        status=row[4],
-        fingerprint=row[5],
-        args=json.loads(row[6]),
-        suspend_payload=None if row[7] is None else json.loads(row[7]),
-        resume_schema=None if row[8] is None else json.loads(row[8]),
-        agent_path=json.loads(row[9]),
-        seq=row[10],
-        created_at=row[11],
-    )
+    """A pending-call row; a row that cannot be decoded is a ``CorruptRecord`` naming it."""
+    try:
+        return PendingCallRow(
+            run_id=row[0],
+            tool_call_id=row[1],
+            tool_name=row[2],
+            kind=row[3],
+            status=row[4],
+            fingerprint=row[5],
+            args=_json(row[6], "args"),
+            suspend_payload=None if row[7] is None else _json(row[7], "suspend_payload"),
+            resume_schema=None if row[8] is None else _json(row[8], "resume_schema"),
+            agent_path=_json(row[9], "agent_path"),
+            seq=row[10],
+            created_at=_num(row[11], "created_at"),
+        )
+    except ValueError as exc:
+        raise CorruptRecord(f"pending tool call {row[1]!r} of run {row[0]!r} is stored corrupt: {exc}") from exc
 
 
 def _call_params(c: PendingCallRow) -> tuple:
@@ -222,17 +250,19 @@ class SqliteStore:
         synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
         busy_timeout_ms: int = 10_000,
         inline: bool | None = None,
+        read_only: bool = False,
     ) -> None:
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError("synchronous must be 'NORMAL' or 'FULL'")
         self.path = str(path)
+        self.read_only = read_only
         self.synchronous = synchronous
         self.busy_timeout_ms = busy_timeout_ms
         self.name = f"SqliteStore({self.path!r})"
         self._conn: aiosqlite.Connection | None = None
         self._opening: asyncio.Future[None] | None = None
         self._closed = False
-        self.inline = (synchronous == "NORMAL") if inline is None else inline
+        self.inline = (synchronous == "NORMAL" and not read_only) if inline is None else inline
         self._inline_db: sqlite3.Connection | None = None
         self._inline_thread: int | None = None
         self._inline_commits = 0
@@ -254,14 +284,58 @@ class SqliteStore:
         return self._conn
 
     async def _open(self) -> None:
+        try:
+            await self._open_unchecked()
+        except StorageError:
+            raise
+        except (sqlite3.Error, OSError) as exc:
+            raise self._typed(exc, opening=True) from exc
+
+    def _typed(self, exc: BaseException, *, opening: bool = False) -> StorageError:
+        """A typed, one-line error for a failure of the file or of SQLite."""
+        text = str(exc)
+        low = text.lower()
+        if isinstance(exc, FileExistsError | NotADirectoryError):
+            return StoreUnavailable(
+                f"{self.name} cannot be opened: {exc.filename or 'a parent'} is a file, not a folder"
+            )
+        if isinstance(exc, OSError) and not isinstance(exc, sqlite3.Error):
+            reason = exc.strerror or text
+            where = f" ({exc.filename})" if exc.filename else ""
+            return StoreUnavailable(f"{self.name} cannot be opened: {reason}{where}")
+        if "not a database" in low or "malformed" in low or "corrupt" in low:
+            return StoreCorrupt(f"{self.name} is not a Warden database or is damaged: {text}")
+        if "readonly" in low or "read-only" in low:
+            return StoreReadOnly(f"{self.name} is read-only here: {text}")
+        if opening or "unable to open" in low:
+            hint = " (it is a directory)" if os.path.isdir(self.path) else ""
+            return StoreUnavailable(f"{self.name} cannot be opened{hint}: {text}")
+        return StorageError(f"{self.name}: {text}")
+
+    async def _open_unchecked(self) -> None:
         if self.path != ":memory:":
-            Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        conn = aiosqlite.connect(self.path, isolation_level=None, check_same_thread=False)
+            path = Path(self.path).expanduser()
+            if path.is_dir():
+                raise StoreUnavailable(f"{self.name} cannot be opened: it is a directory")
+            if self.read_only:
+                if not path.exists():
+                    raise StoreUnavailable(f"{self.name} cannot be opened read-only: no such file")
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+        if self.read_only:
+            uri = Path(self.path).expanduser().resolve().as_uri() + "?mode=ro"
+            conn = aiosqlite.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        else:
+            conn = aiosqlite.connect(self.path, isolation_level=None, check_same_thread=False)
         # aiosqlite's worker is not a daemon thread: a store the user forgets to
         # close would keep the interpreter from exiting. Each write commits before
         # returning, so nothing is lost when the thread dies with the process.
         conn._thread.daemon = True
-        await conn
+        try:
+            await conn
+        except BaseException:
+            await asyncio.to_thread(conn._thread.join, 1.0)  # no noise from a worker outliving the loop
+            raise
         try:
             await conn._execute(self._setup_sync, conn._conn)
         except BaseException:
@@ -277,9 +351,15 @@ class SqliteStore:
 
     def _setup_sync(self, db: sqlite3.Connection) -> None:
         db.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
-        if self.path != ":memory:":
+        if self.read_only:
+            if not self._schema_current(db):
+                raise StoreReadOnly(f"{self.name} is opened read-only but is not a current Warden database")
+            return
+        if self.path != ":memory:" and db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
             db.execute("PRAGMA journal_mode = WAL")
         db.execute(f"PRAGMA synchronous = {self.synchronous}")
+        if self._schema_current(db):
+            return  # nothing to migrate: a read-only database opens too
         db.execute("BEGIN IMMEDIATE")
         try:
             db.execute("CREATE TABLE IF NOT EXISTS warden_schema (version INTEGER NOT NULL)")
@@ -299,6 +379,18 @@ class SqliteStore:
             db.execute("ROLLBACK")
             raise
 
+    def _schema_current(self, db: sqlite3.Connection) -> bool:
+        """True when the schema is this Warden's (read without taking the write lock)."""
+        if not db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'warden_schema'").fetchone():
+            return False
+        current = db.execute("SELECT MAX(version) FROM warden_schema").fetchone()[0] or 0
+        if current > SCHEMA_VERSION:
+            raise SchemaTooNew(
+                f"{self.name} has schema version {current}, newer than this Warden "
+                f"(knows {SCHEMA_VERSION}); upgrade Warden to use it"
+            )
+        return bool(current == SCHEMA_VERSION)
+
     async def _call(self, fn: Callable[..., T], *args: Any) -> T:
         conn = await self._connection()
         db = self._inline_db
@@ -307,10 +399,10 @@ class SqliteStore:
                 out = fn(db, *args)
             except sqlite3.OperationalError as exc:
                 if getattr(exc, "sqlite_errorcode", None) != sqlite3.SQLITE_BUSY:
-                    raise StorageError(f"{self.name}: {exc}") from exc
+                    raise self._typed(exc) from exc
                 # The write lock is held: wait for it on the worker, off the event loop.
             except sqlite3.DatabaseError as exc:
-                raise StorageError(f"{self.name}: {exc}") from exc
+                raise self._typed(exc) from exc
             else:
                 self._inline_commits += 1
                 if self._inline_commits % 256 == 0 and (self._checkpoint is None or self._checkpoint.done()):
@@ -323,7 +415,7 @@ class SqliteStore:
                 raise StoreClosed(f"{self.name} is closed") from exc
             raise
         except sqlite3.DatabaseError as exc:
-            raise StorageError(f"{self.name}: {exc}") from exc
+            raise self._typed(exc) from exc
 
     @staticmethod
     def _tx(db: sqlite3.Connection, body: Callable[[], T]) -> T:
@@ -657,7 +749,14 @@ class SqliteStore:
             f"FROM runs WHERE {clause} ORDER BY suspended_at DESC, run_id DESC LIMIT ? OFFSET ?",
             [*params, per_page, page * per_page],
         ).fetchall()
-        runs = [_run(r) for r in rows]
+        runs: list[RunRow] = []
+        broken: dict[str, str] = {}
+        for r in rows:
+            try:
+                runs.append(_run(r))
+            except CorruptRecord as exc:  # listed as unreadable; the other runs are unaffected
+                broken[r[0]] = exc.message
+                runs.append(RunRow(r[0], r[1], r[2], r[3], r[4], "", suspended_at=0.0))
         calls: dict[str, list[PendingCallRow]] = {r.run_id: [] for r in runs}
         if runs:
             marks = ",".join("?" * len(runs))
@@ -666,8 +765,11 @@ class SqliteStore:
                 "ORDER BY created_at, seq",
                 list(calls),
             ).fetchall():
-                calls[crow[0]].append(_call(crow))
-        return [SuspendedRunRow(run=r, calls=calls[r.run_id]) for r in runs], total
+                try:
+                    calls[crow[0]].append(_call(crow))
+                except CorruptRecord as exc:
+                    broken.setdefault(crow[0], exc.message)
+        return [SuspendedRunRow(run=r, calls=calls[r.run_id], error=broken.get(r.run_id)) for r in runs], total
 
     async def audit_log(self, run_id: str | None = None, tool_call_id: str | None = None) -> list[AuditRow]:
         return await self._call(self._audit_log, run_id, tool_call_id)
