@@ -10,6 +10,7 @@ from storage.errors import (
     StoreCorrupt,
     StoreReadOnly,
     StoreUnavailable,
+    UnstorableText,
     WardenError,
 )
 
@@ -34,6 +35,7 @@ __all__ = [
     "StoreUnavailable",
     "SuspendPayloadInvalid",
     "ToolCallNotSuspended",
+    "UnstorableText",
     "WardenError",
     "WrongDecisionKind",
 ]

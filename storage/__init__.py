@@ -9,6 +9,7 @@ from storage.errors import (
     StoreCorrupt,
     StoreReadOnly,
     StoreUnavailable,
+    UnstorableText,
     WardenError,
 )
 from storage.memory import InMemoryStore
@@ -32,5 +33,6 @@ __all__ = [
     "StoreReadOnly",
     "StoreUnavailable",
     "SuspendedRunRow",
+    "UnstorableText",
     "WardenError",
 ]

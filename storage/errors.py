@@ -61,3 +61,9 @@ class CorruptRecord(StorageError):
     """One stored row cannot be decoded; the rest of the store is usable."""
 
     code = "STORAGE_RECORD_CORRUPT"
+
+
+class UnstorableText(StorageError):
+    """Text that cannot be stored as UTF-8 (a lone surrogate such as ``"\\ud800"``): bad input, nothing changed."""
+
+    code = "STORAGE_TEXT_INVALID"

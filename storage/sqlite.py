@@ -38,6 +38,7 @@ from storage.errors import (
     StoreCorrupt,
     StoreReadOnly,
     StoreUnavailable,
+    UnstorableText,
 )
 from storage.records import (
     AuditRow,
@@ -392,6 +393,16 @@ class SqliteStore:
         return bool(current == SCHEMA_VERSION)
 
     async def _call(self, fn: Callable[..., T], *args: Any) -> T:
+        try:
+            return await self._call_typed(fn, *args)
+        except UnicodeEncodeError as exc:  # raised before SQLite sees anything: no change was made
+            bad = exc.object[exc.start : exc.end] if isinstance(exc.object, str) else ""
+            shown = "".join(f"\\u{ord(ch):04x}" for ch in bad)
+            raise UnstorableText(
+                f"{self.name}: text with a lone surrogate ({shown}) cannot be stored or looked up"
+            ) from None
+
+    async def _call_typed(self, fn: Callable[..., T], *args: Any) -> T:
         conn = await self._connection()
         db = self._inline_db
         if db is not None and threading.get_ident() == self._inline_thread:

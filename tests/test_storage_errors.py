@@ -146,3 +146,21 @@ def test_cli_reports_a_bad_database_in_one_line(tmp_path: Path, command: list[st
     assert out.returncode != 0
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "STORAGE_CORRUPT" in lines[0] and "Traceback" not in out.stderr
+
+
+async def test_lone_surrogates_in_ids_and_filters_are_typed_errors(tmp_path: Path) -> None:
+    from agent_core import SnapshotNotFound
+    from storage import UnstorableText
+
+    path = tmp_path / "w.db"
+    ids, log = await _three_pending_runs(path)
+    agent = Agent(id="a", model=calls_then([], echo_results()), tools={"delete_record": recording_tool(log)})
+    async with Runtime(agents={"a": agent}, storage=SqliteStore(path)) as rt:
+        with pytest.raises((UnstorableText, SnapshotNotFound)) as info:
+            await agent.approve_tool_call(run_id="\ud800")
+        assert "\\ud800" in info.value.message or "\ud800" not in info.value.message
+        with pytest.raises(UnstorableText):
+            await rt.list_suspended_runs(thread_id="\udfff")
+        with pytest.raises(UnstorableText):
+            await agent.approve_tool_call(run_id=ids[0], tool_call_id="\ud800x")
+        assert (await rt.list_suspended_runs()).total == 3 and log == []
