@@ -5,11 +5,13 @@ Everything here builds ``rich.text.Text`` objects, never markup strings, so
 the terminal or hide/reorder what the operator reads are replaced with a
 visible escape (``\\x1b``, ``\\u202e``, ``\\U000e0041``):
 
-* C0 and C1 control characters and DEL (ESC starts terminal sequences, 0x9b is
-  an 8-bit CSI), except newline and tab in multi-line text;
-* Unicode format characters (category Cf): bidi embeddings/overrides/isolates,
-  zero-width space/joiners, word joiner, BOM, soft hyphen, tag characters, ...;
-* line/paragraph separators (U+2028, U+2029) and lone surrogates.
+every code point that is a control (Cc: C0, C1, DEL; ESC starts terminal
+sequences, 0x9b is an 8-bit CSI), a format character (Cf: bidi overrides and
+isolates, zero-width joiners, BOM, soft hyphen, tags), a surrogate (Cs), a
+line/paragraph separator (Zl, Zp), or Default_Ignorable_Code_Point (variation
+selectors, U+034F, the Hangul fillers U+115F/U+3164/U+FFA0, ...). The decision
+is by Unicode property (the ``regex`` package's tables), never a hand-written
+list, so it follows new Unicode versions; newline and tab stay in multi-line text.
 
 This module never imports textual: the headless CLI uses it too.
 """
@@ -21,41 +23,17 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import regex
+
 if TYPE_CHECKING:  # rich is imported lazily: the headless CLI only needs the escaping
     from rich.text import Text
 
 #: Style of an escape sequence shown in place of a hidden character.
 ESCAPE_STYLE = "bold reverse red"
 
-# Unicode "Cf" (format) ranges, Unicode 15.1, plus Zl/Zp and surrogates.
-_FORMAT_RANGES = (
-    "\u00ad",
-    "\u0600-\u0605",
-    "\u061c",
-    "\u06dd",
-    "\u070f",
-    "\u0890-\u0891",
-    "\u08e2",
-    "\u180e",
-    "\u200b-\u200f",
-    "\u2028-\u202e",
-    "\u2060-\u2064",
-    "\u2066-\u206f",
-    "\ufeff",
-    "\ufff9-\ufffb",
-    "\U000110bd",
-    "\U000110cd",
-    "\U00013430-\U0001343f",
-    "\U0001bca0-\U0001bca3",
-    "\U0001d173-\U0001d17a",
-    "\U000e0001",
-    "\U000e0020-\U000e007f",
-    "\ud800-\udfff",
-)
-_CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f"  # all C0 but \t and \n, DEL, all C1
-
-_UNSAFE_MULTILINE = re.compile("[" + _CONTROLS + "".join(_FORMAT_RANGES) + "]")
-_UNSAFE_SINGLE_LINE = re.compile("[\t\n" + _CONTROLS + "".join(_FORMAT_RANGES) + "]")
+_HIDDEN = r"\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}"
+_UNSAFE_MULTILINE = regex.compile(r"(?![\t\n])[" + _HIDDEN + "]")
+_UNSAFE_SINGLE_LINE = regex.compile("[" + _HIDDEN + "]")
 
 
 def _escape_char(ch: str) -> str:
@@ -67,7 +45,7 @@ def _escape_char(ch: str) -> str:
     return f"\\U{code:08x}"
 
 
-def _pattern(multiline: bool) -> re.Pattern[str]:
+def _pattern(multiline: bool) -> regex.Pattern[str]:
     return _UNSAFE_MULTILINE if multiline else _UNSAFE_SINGLE_LINE
 
 
