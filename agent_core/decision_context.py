@@ -1,0 +1,191 @@
+"""What an operator needs beside a pending call to decide it well, read from the stored run.
+
+The snapshot already holds the conversation; this module turns it into the
+context the console and ``warden runs show`` put next to a decision: the
+user's request that led to the call, the model's text just before it, the
+other calls of the same step ("call 2 of 3"), the tool's description and how
+long the call has waited; and a transcript to replay a reopened run into the
+log. Pure functions over ``RunState``: no store, no UI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from agent_core.models import Message
+from agent_core.snapshot import CallState, RunState
+
+#: ``(agent_path, tool_name) -> description``; None when the tool is unknown here.
+DescribeTool = Callable[[list[str], str], str | None]
+
+
+class _View(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+
+class StepCall(_View):
+    """Another call of the same step, and where it stands."""
+
+    tool_call_id: str
+    tool_name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    state: str
+
+
+class CallContext(_View):
+    run_id: str
+    tool_call_id: str
+    tool_name: str
+    agent_path: list[str]
+    thread_id: str | None = None
+    resource_id: str | None = None
+    #: the user message that led to this call (the top run's latest user message before it).
+    request: str | None = None
+    #: for a call inside a sub-agent: the prompt the supervisor gave that sub-agent.
+    delegated_prompt: str | None = None
+    #: the text of the model's message that made the call (often its reasoning or announcement).
+    model_text: str = ""
+    tool_description: str | None = None
+    #: 1-based position of this call among the calls of its step, and their number.
+    position: int = 1
+    of: int = 1
+    step_calls: list[StepCall] = Field(default_factory=list)
+    pending_since: float | None = None
+
+
+class TranscriptEntry(_View):
+    """One message of a stored run, for replay into the console's log."""
+
+    role: str
+    text: str = ""
+    tool_calls: list[dict[str, Any]] = Field(default_factory=list)
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    tool_status: str | None = None
+    agent_path: list[str] = Field(default_factory=list)
+
+
+def _call_state_label(call: CallState) -> str:
+    if call.status == "done":
+        return {"denied": "declined", "error": "failed"}.get(call.result_kind or "", "done")
+    return {
+        "awaiting_approval": "waiting for approval",
+        "suspended": "waiting for input",
+        "delegated": "in a sub-agent",
+        "approved": "approved",
+        "declined": "declined",
+        "resuming": "resuming",
+    }.get(call.status, call.status)
+
+
+def _chain(state: RunState, tool_call_id: str) -> list[tuple[RunState, CallState]] | None:
+    """The (run, call) pairs from the top run down to the call ``tool_call_id``."""
+    for call in state.calls:
+        if call.id == tool_call_id:
+            return [(state, call)]
+        if call.child is not None:
+            below = _chain(call.child, tool_call_id)
+            if below is not None:
+                return [(state, call), *below]
+    return None
+
+
+def _assistant_index(messages: list[Message], tool_call_id: str) -> int | None:
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if m.role == "assistant" and any(tc.id == tool_call_id for tc in m.tool_calls):
+            return i
+    return None
+
+
+def _request_index(messages: list[Message], before: int | None) -> int | None:
+    end = len(messages) if before is None else before
+    for i in range(end - 1, -1, -1):
+        if messages[i].role == "user":
+            return i
+    return None
+
+
+def _run_start(state: RunState) -> int:
+    """Index of the user message that started this run's work (thread history before it is older).
+
+    Each step of a run adds exactly one assistant message, so the run's first
+    one is the ``step + 1``-th from the end; its request is the user message before it.
+    """
+    assistant = [i for i, m in enumerate(state.messages) if m.role == "assistant"]
+    own = state.step + 1
+    first = assistant[-own] if len(assistant) >= own else (assistant[0] if assistant else None)
+    found = _request_index(state.messages, first)
+    return found if found is not None else 0
+
+
+def call_context(
+    state: RunState, tool_call_id: str, *, describe_tool: DescribeTool | None = None
+) -> CallContext | None:
+    """The context of pending call ``tool_call_id`` in the run ``state``; None if it is not there."""
+    chain = _chain(state, tool_call_id)
+    if chain is None:
+        return None
+    top, top_call = chain[0]
+    owner, call = chain[-1]
+    top_at = _assistant_index(top.messages, top_call.id)
+    request_at = _request_index(top.messages, top_at)
+    owner_at = _assistant_index(owner.messages, call.id)
+    ids = [c.id for c in owner.calls]
+    return CallContext(
+        run_id=state.run_id,
+        tool_call_id=call.id,
+        tool_name=call.name,
+        agent_path=list(owner.agent_path),
+        thread_id=state.thread_id,
+        resource_id=state.resource_id,
+        request=None if request_at is None else top.messages[request_at].content,
+        delegated_prompt=owner.messages[0].content if len(chain) > 1 and owner.messages else None,
+        model_text="" if owner_at is None else owner.messages[owner_at].content,
+        tool_description=describe_tool(list(owner.agent_path), call.name) if describe_tool else None,
+        position=ids.index(call.id) + 1,
+        of=len(ids),
+        step_calls=[
+            StepCall(tool_call_id=c.id, tool_name=c.name, args=c.args, state=_call_state_label(c)) for c in owner.calls
+        ],
+        pending_since=call.pending_since or None,
+    )
+
+
+def transcript(state: RunState, *, from_request: bool = True) -> list[TranscriptEntry]:
+    """The stored conversation of the run, sub-agents' messages under their agent path.
+
+    ``from_request``: start at the user message that started the current work
+    (earlier thread history is left out), as an operator reopening the run needs.
+    """
+    entries: list[TranscriptEntry] = []
+    _transcript(state, entries, from_request=from_request)
+    return entries
+
+
+def _transcript(state: RunState, out: list[TranscriptEntry], *, from_request: bool) -> None:
+    messages = state.messages
+    start = _run_start(state) if from_request else 0
+    children = {c.id: c.child for c in state.calls if c.child is not None}
+    for m in messages[start:]:
+        if m.role == "system":
+            continue
+        out.append(
+            TranscriptEntry(
+                role=m.role,
+                text=m.content,
+                tool_calls=[{"id": tc.id, "name": tc.name, "args": tc.args} for tc in m.tool_calls],
+                tool_call_id=m.tool_call_id,
+                tool_name=m.name,
+                tool_status=m.tool_status,
+                agent_path=list(state.agent_path),
+            )
+        )
+        for tc in m.tool_calls:
+            child = children.get(tc.id or "")
+            if child is not None:
+                _transcript(child, out, from_request=False)
