@@ -8,9 +8,9 @@ import sys
 
 import httpx
 
-from client import WardenClient
 from tests.server.helpers import TOKEN, auth, error_of, first, parse_sse, raw, sse_post, types
 from tests.server.procs import REPO, ServerProc
+from warden_client import WardenClient
 
 A = "/api/agents/ops"
 
@@ -110,7 +110,7 @@ async def test_restart_between_suspension_and_approval(servers):
 
 def _serve(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "server", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "warden_server", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
     )
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from server.errors import REQUEST_TOO_LARGE, UNAUTHORIZED
+from warden_server.errors import REQUEST_TOO_LARGE, UNAUTHORIZED
 
 
 async def _send_json(

@@ -11,7 +11,7 @@ from agent_core.chunks import PAYLOAD_TYPES, Chunk, Payload, ToolCallPayload, To
 from agent_core.models import Message, Usage
 from agent_core.stream import GenerateResult, StepSummary
 from agent_core.views import SuspendedRun, SuspendedRunList
-from client.errors import ProtocolError, error_from_response
+from warden_client.errors import ProtocolError, error_from_response
 
 RUN_ID_HEADER = "x-warden-run-id"
 API = "/api/agents"

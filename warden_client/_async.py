@@ -14,7 +14,7 @@ from httpx_sse import EventSource
 from agent_core.chunks import Chunk
 from agent_core.stream import GenerateResult
 from agent_core.views import SuspendedRun, SuspendedRunList
-from client._common import (
+from warden_client._common import (
     API,
     RUN_ID_HEADER,
     StreamState,
@@ -30,7 +30,7 @@ from client._common import (
     suspended_run,
     suspended_run_list,
 )
-from client.errors import ProtocolError
+from warden_client.errors import ProtocolError
 
 DEFAULT_TIMEOUT = httpx.Timeout(60.0, connect=10.0)
 

@@ -20,9 +20,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from agent_core.errors import AgentNotFound, WardenError
-from server import errors as E
-from server.middleware import BearerAuthMiddleware, BodySizeLimitMiddleware
-from server.schemas import (
+from warden_server import errors as E
+from warden_server.middleware import BearerAuthMiddleware, BodySizeLimitMiddleware
+from warden_server.schemas import (
     AllSuspendedRunsQuery,
     ApproveBody,
     DeclineBody,
@@ -31,8 +31,8 @@ from server.schemas import (
     StreamBody,
     SuspendedRunsQuery,
 )
-from server.serialize import camel, generate_result_json, suspended_run_json, suspended_run_list_json
-from server.sse import RUN_ID_HEADER, StreamPump, sse_response
+from warden_server.serialize import camel, generate_result_json, suspended_run_json, suspended_run_list_json
+from warden_server.sse import RUN_ID_HEADER, StreamPump, sse_response
 
 log = logging.getLogger("warden.server")
 
@@ -263,7 +263,7 @@ async def get_suspended_run(request: Request) -> Response:
 
 
 async def openapi(request: Request) -> Response:
-    from server.openapi import build_openapi
+    from warden_server.openapi import build_openapi
 
     return JSONResponse(build_openapi(ROUTES))
 
