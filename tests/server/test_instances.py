@@ -124,10 +124,10 @@ def test_no_token_means_loopback_only(servers):
         assert "refusing to listen" in r.stderr and "WARDEN_API_TOKEN" in r.stderr
     r = _serve("--app", "nope_module:runtime", "--port", "0", env=env)
     assert r.returncode == 2 and "cannot import" in r.stderr
-    r = _serve("--app", "tests.server.warden_test_app", "--port", "0", env=env)
+    r = _serve("--app", ":runtime", "--port", "0", env=env)
     assert r.returncode == 2 and "module:attribute" in r.stderr
     r = _serve("--app", "tests.server.warden_test_app:TOOLS", "--port", "0", env=env)
-    assert r.returncode == 2 and "not a Runtime" in r.stderr
+    assert r.returncode == 2 and "not an agent_core.Runtime" in r.stderr
 
     # without a token on loopback it serves, says so, and needs no Authorization header
     open_server = servers.start("open", token=None)
