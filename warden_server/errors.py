@@ -3,66 +3,31 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
 from starlette.responses import JSONResponse
 
-from agent_core.errors import (
-    AgentNotFound,
-    AlreadyDecided,
-    AmbiguousToolCall,
-    CorruptSnapshot,
-    FingerprintMismatch,
-    InvalidRequest,
-    ResumeDataInvalid,
-    SnapshotNotFound,
-    StoreClosed,
-    ToolCallNotSuspended,
-    WardenError,
-    WrongDecisionKind,
-)
+from agent_core import wire
+from agent_core.errors import WardenError
 
 log = logging.getLogger("warden.server")
 
-# Codes of errors that exist only at the HTTP layer (the client maps them to its own classes).
-UNAUTHORIZED = "UNAUTHORIZED"
-REQUEST_TOO_LARGE = "REQUEST_TOO_LARGE"
-INVALID_REQUEST = "INVALID_REQUEST"
-NOT_FOUND = "NOT_FOUND"
-METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
-INTERNAL_ERROR = "INTERNAL_ERROR"
-
-#: Most specific class first; ``status_for`` walks the MRO.
-STATUS_BY_CLASS: dict[type[WardenError], int] = {
-    AgentNotFound: 404,
-    SnapshotNotFound: 404,
-    ToolCallNotSuspended: 409,
-    AlreadyDecided: 409,
-    WrongDecisionKind: 409,
-    AmbiguousToolCall: 409,
-    FingerprintMismatch: 412,
-    ResumeDataInvalid: 422,
-    InvalidRequest: 422,
-    CorruptSnapshot: 500,
-    StoreClosed: 503,
-}
-
-
-def status_for(exc: WardenError) -> int:
-    for cls in type(exc).__mro__:
-        if cls in STATUS_BY_CLASS:
-            return STATUS_BY_CLASS[cls]
-    return 500
+# The codes and the status of each error code are part of the wire protocol (agent_core.wire).
+UNAUTHORIZED = wire.UNAUTHORIZED
+REQUEST_TOO_LARGE = wire.REQUEST_TOO_LARGE
+INVALID_REQUEST = wire.INVALID_REQUEST
+NOT_FOUND = wire.NOT_FOUND
+METHOD_NOT_ALLOWED = wire.METHOD_NOT_ALLOWED
+INTERNAL_ERROR = wire.INTERNAL_ERROR
+status_for = wire.status_for
 
 
 def error_response(
-    status: int, code: str, message: str, *, details: Any = None, headers: dict[str, str] | None = None
+    status: int, code: str, message: str, *, details: Any = None, headers: Mapping[str, str] | None = None
 ) -> JSONResponse:
-    err: dict[str, Any] = {"code": code, "message": message}
-    if details is not None:
-        err["details"] = details
-    return JSONResponse({"error": err}, status_code=status, headers=headers)
+    return JSONResponse(wire.error_body(code, message, details), status_code=status, headers=headers)
 
 
 def warden_error_response(exc: WardenError) -> JSONResponse:
@@ -80,7 +45,12 @@ def validation_error_response(exc: ValidationError, where: str = "body") -> JSON
     ]
     first = details[0] if details else {"loc": [], "msg": "invalid"}
     loc = ".".join(str(p) for p in first["loc"]) or where
-    return error_response(422, INVALID_REQUEST, f"invalid request {where}: {loc}: {first['msg']}", details=details)
+    return error_response(
+        wire.STATUS_BY_CODE[INVALID_REQUEST],
+        INVALID_REQUEST,
+        f"invalid request {where}: {loc}: {first['msg']}",
+        details=details,
+    )
 
 
 def _jsonable(value: Any) -> Any:
