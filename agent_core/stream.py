@@ -18,8 +18,9 @@ from agent_core.chunks import (
 )
 from agent_core.errors import WardenError
 from agent_core.models import Usage
+from agent_core.wire import StreamFold, StreamStatus, result_fields
 
-StreamStatus = Literal["running", "finished", "suspended", "failed"]
+__all__ = ["AgentStream", "GenerateResult", "StepSummary", "StreamStatus"]
 
 
 class AgentStream:
@@ -31,11 +32,7 @@ class AgentStream:
 
     def __init__(self, run_id: str, source: AsyncIterator[Chunk]) -> None:
         self.run_id = run_id
-        self.status: StreamStatus = "running"
-        self.finish_reason: str | None = None
-        self.suspend_payload: ToolCallApprovalPayload | ToolCallSuspendedPayload | None = None
-        self.error: str | None = None
-        self.usage = Usage()
+        self._fold = StreamFold()  # status, finish_reason, suspend_payload, error, usage
         self._chunks: list[Chunk] = []
         self._done = False
         self._signal: asyncio.Future[None] | None = None
@@ -57,30 +54,36 @@ class AgentStream:
                 self._observe(chunk)
                 self._chunks.append(chunk)
             else:
-                self.status = "failed"
-                self.error = self.error or "cancelled"
+                self._fold.cancelled()
             if isinstance(exc, asyncio.CancelledError):
                 raise
         finally:
-            if self.status == "running":
-                self.status = "finished"
+            self._fold.end()
             self._done = True
             self._wake()
 
     def _observe(self, chunk: Chunk) -> None:
-        t = chunk.type
-        if t in ("tool-call-approval", "tool-call-suspended"):
-            self.status = "suspended"
-            self.finish_reason = "suspended"
-            self.suspend_payload = chunk.payload  # type: ignore[assignment]
-        elif t == "finish":
-            self.status = "finished"
-            self.finish_reason = chunk.payload.finish_reason  # type: ignore[union-attr]
-            self.usage = chunk.payload.usage  # type: ignore[union-attr]
-        elif t == "error":
-            self.status = "failed"
-            self.finish_reason = "error"
-            self.error = chunk.payload.error  # type: ignore[union-attr]
+        self._fold.observe(chunk)
+
+    @property
+    def status(self) -> StreamStatus:
+        return self._fold.status
+
+    @property
+    def finish_reason(self) -> str | None:
+        return self._fold.finish_reason
+
+    @property
+    def suspend_payload(self) -> ToolCallApprovalPayload | ToolCallSuspendedPayload | None:
+        return self._fold.suspend_payload
+
+    @property
+    def error(self) -> str | None:
+        return self._fold.error
+
+    @property
+    def usage(self) -> Usage:
+        return self._fold.usage
 
     def _wake(self) -> None:
         signal, self._signal = self._signal, None
@@ -171,44 +174,7 @@ class GenerateResult(BaseModel):
     status: str = "finished"
 
     @classmethod
-    def from_chunks(cls, run_id: str, chunks: list[Chunk], stream: AgentStream | None = None) -> GenerateResult:
-        text: list[str] = []
-        steps: list[StepSummary] = []
-        current: StepSummary | None = None
-        tool_calls: list[ToolCallPayload] = []
-        tool_results: list[ToolResultPayload] = []
-        for c in chunks:
-            p: Any = c.payload
-            if c.type == "step-start":
-                current = StepSummary(step=p.step)
-                steps.append(current)
-            elif c.type == "text-delta":
-                text.append(p.text)
-                if current is not None:
-                    current.text += p.text
-            elif c.type == "tool-call":
-                tool_calls.append(p)
-                if current is not None:
-                    current.tool_calls.append(p)
-            elif c.type == "tool-result":
-                tool_results.append(p)
-            elif c.type == "step-finish" and current is not None:
-                current.finish_reason = p.finish_reason
-        status = stream.status if stream is not None else "finished"
-        finish = stream.finish_reason if stream is not None else None
-        if status == "suspended":
-            finish = "suspended"
-        elif status == "failed":
-            finish = "error"
-        return cls(
-            run_id=run_id,
-            text="".join(text),
-            finish_reason=finish or "stop",
-            suspend_payload=stream.suspend_payload if stream and status == "suspended" else None,
-            steps=steps,
-            tool_calls=tool_calls,
-            tool_results=tool_results,
-            usage=stream.usage if stream else Usage(),
-            error=stream.error if stream else None,
-            status=status,
-        )
+    def from_chunks(cls, run_id: str, chunks: list[Chunk], stream: Any = None) -> GenerateResult:
+        """The result of a stream's chunks; ``stream`` (an ``AgentStream``, a remote stream or a
+        ``wire.StreamFold``) gives its outcome (status, finish reason, suspension, usage, error)."""
+        return cls(**result_fields(run_id, chunks, stream))

@@ -27,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from client import WardenClient  # noqa: E402
+from warden_client import WardenClient  # noqa: E402
 
 READY = "Warden server listening on "
 MAX_RUNS = 20_000
@@ -41,7 +41,7 @@ def start_server(db: Path, token: str, sync: str) -> tuple[subprocess.Popen[str]
         [
             sys.executable,
             "-m",
-            "server",
+            "warden_server",
             "--app",
             "server_load_app:runtime",
             "--host",

@@ -274,7 +274,7 @@ class RemoteBackend:
     @classmethod
     async def connect(cls, base_url: str, token: str | None = None, **client_options: Any) -> RemoteBackend:
         """Build it inside a running event loop (the one the console will run in)."""
-        from client import WardenClient  # the HTTP client is only loaded when a server is used
+        from warden_client import WardenClient  # the HTTP client is only loaded when a server is used
 
         client = WardenClient(base_url, token=token, **client_options)
         try:
@@ -288,7 +288,7 @@ class RemoteBackend:
     def open(cls, base_url: str, token: str | None = None, **client_options: Any) -> RemoteBackend:
         """Build it before any event loop runs (``warden --server URL``): the agent list is read
         with a blocking request; the async client is bound to the console's loop on first use."""
-        from client import SyncWardenClient, WardenClient
+        from warden_client import SyncWardenClient, WardenClient
 
         with SyncWardenClient(base_url, token=token) as probe:
             agents = probe.list_agents()

@@ -180,7 +180,7 @@ def serve_command(
     cors_origin: Annotated[list[str] | None, typer.Option("--cors-origin", help="Allow a browser UI origin")] = None,
 ) -> None:
     """Serve a Runtime over HTTP (Mastra-compatible API; see docs/server.md)."""
-    from server.cli import ServeError, serve
+    from warden_server.cli import ServeError, serve
 
     try:
         serve(app_spec, host, port, token, cors_origins=cors_origin or None)

@@ -1,4 +1,4 @@
-"""Real server processes on loopback: ``python -m server --app tests.server.warden_test_app:runtime --port 0``."""
+"""Real server processes on loopback: ``python -m warden_server --app tests.server.warden_test_app:runtime``."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ START_GUARD_SECONDS = 120
 
 
 class ServerProc:
-    """One ``python -m server`` child process; ``url`` is set once it accepts connections."""
+    """One ``python -m warden_server`` child process; ``url`` is set once it accepts connections."""
 
     def __init__(
         self,
@@ -48,7 +48,7 @@ class ServerProc:
         args = [
             sys.executable,
             "-m",
-            "server",
+            "warden_server",
             "--app",
             "tests.server.warden_test_app:runtime",
             "--host",

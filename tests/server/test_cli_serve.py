@@ -1,4 +1,4 @@
-"""``warden serve`` (the CLI entry point) starts the same server as ``python -m server``."""
+"""``warden serve`` (the CLI entry point) starts the same server as ``python -m warden_server``."""
 
 from __future__ import annotations
 

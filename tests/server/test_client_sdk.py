@@ -19,8 +19,8 @@ from agent_core import (
     WrongDecisionKind,
 )
 from agent_core.chunks import Chunk, ToolCallApprovalPayload, ToolCallSuspendedPayload
-from client import InvalidRequest, SyncWardenClient, Unauthorized, WardenClient
 from tests.server.helpers import TOKEN
+from warden_client import InvalidRequest, SyncWardenClient, Unauthorized, WardenClient
 
 AGENT_METHODS = [
     "stream",
@@ -38,7 +38,7 @@ AGENT_METHODS = [
 
 def test_same_method_names_as_agent():
     from agent_core import Agent
-    from client import RemoteAgent, SyncRemoteAgent
+    from warden_client import RemoteAgent, SyncRemoteAgent
 
     for name in AGENT_METHODS:
         assert hasattr(Agent, name)

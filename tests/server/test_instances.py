@@ -8,9 +8,9 @@ import sys
 
 import httpx
 
-from client import WardenClient
 from tests.server.helpers import TOKEN, auth, error_of, first, parse_sse, raw, sse_post, types
 from tests.server.procs import REPO, ServerProc
+from warden_client import WardenClient
 
 A = "/api/agents/ops"
 
@@ -110,7 +110,7 @@ async def test_restart_between_suspension_and_approval(servers):
 
 def _serve(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "server", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "warden_server", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
     )
 
 
@@ -124,10 +124,10 @@ def test_no_token_means_loopback_only(servers):
         assert "refusing to listen" in r.stderr and "WARDEN_API_TOKEN" in r.stderr
     r = _serve("--app", "nope_module:runtime", "--port", "0", env=env)
     assert r.returncode == 2 and "cannot import" in r.stderr
-    r = _serve("--app", "tests.server.warden_test_app", "--port", "0", env=env)
+    r = _serve("--app", ":runtime", "--port", "0", env=env)
     assert r.returncode == 2 and "module:attribute" in r.stderr
     r = _serve("--app", "tests.server.warden_test_app:TOOLS", "--port", "0", env=env)
-    assert r.returncode == 2 and "not a Runtime" in r.stderr
+    assert r.returncode == 2 and "not an agent_core.Runtime" in r.stderr
 
     # without a token on loopback it serves, says so, and needs no Authorization header
     open_server = servers.start("open", token=None)

@@ -17,10 +17,10 @@ def _loaded(modules: str, roots: tuple[str, ...]) -> str:
     return out.stdout.strip()
 
 
-@pytest.mark.parametrize("modules", ["server", "server.cli, server.__main__", "client"])
+@pytest.mark.parametrize("modules", ["warden_server", "warden_server.cli, warden_server.__main__", "warden_client"])
 def test_no_textual(modules):
     assert _loaded(modules, ("textual", "tui")) == "[]"
 
 
 def test_client_does_not_import_the_server_stack():
-    assert _loaded("client", ("server", "starlette", "uvicorn", "sse_starlette")) == "[]"
+    assert _loaded("warden_client", ("warden_server", "starlette", "uvicorn", "sse_starlette")) == "[]"

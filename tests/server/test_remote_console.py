@@ -11,13 +11,13 @@ import pytest
 from textual.widgets import DataTable
 
 from agent_core import AlreadyDecided, ResumeDataInvalid
-from client import WardenClient
 from tests.console.conftest import log_text, showing, type_prompt, wait_for
 from tests.server.helpers import TOKEN
 from tui.app import WardenApp
 from tui.backend import ConsoleBackend, PendingCall, RemoteBackend
 from tui.screens.approval import ApprovalModal
 from tui.screens.picker import PendingPicker
+from warden_client import WardenClient
 
 SIZE = (120, 40)
 
@@ -83,7 +83,7 @@ async def test_remote_backend_finds_the_agent_of_a_run_it_never_listed(server, s
 
 
 async def test_connect_refuses_a_bad_token(server):
-    from client import Unauthorized
+    from warden_client import Unauthorized
 
     with pytest.raises(Unauthorized):
         await RemoteBackend.connect(server.url, "wrong")

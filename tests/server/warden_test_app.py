@@ -1,4 +1,4 @@
-"""The ``module:runtime`` the server tests serve (``python -m server --app warden_test_app:runtime``).
+"""The ``module:runtime`` the server tests serve (``python -m warden_server --app warden_test_app:runtime``).
 
 Deterministic ``FunctionModel`` agents on a ``SqliteStore`` at ``$WARDEN_TEST_DB``.
 Every tool execution is recorded as one row in the SQLite file

@@ -19,10 +19,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from agent_core import wire
 from agent_core.errors import AgentNotFound, WardenError
-from server import errors as E
-from server.middleware import BearerAuthMiddleware, BodySizeLimitMiddleware
-from server.schemas import (
+from warden_server import errors as E
+from warden_server.middleware import BearerAuthMiddleware, BodySizeLimitMiddleware
+from warden_server.schemas import (
     AllSuspendedRunsQuery,
     ApproveBody,
     DeclineBody,
@@ -31,8 +32,7 @@ from server.schemas import (
     StreamBody,
     SuspendedRunsQuery,
 )
-from server.serialize import camel, generate_result_json, suspended_run_json, suspended_run_list_json
-from server.sse import RUN_ID_HEADER, StreamPump, sse_response
+from warden_server.sse import StreamPump, sse_response
 
 log = logging.getLogger("warden.server")
 
@@ -66,12 +66,17 @@ class RouteSpec:
 # helpers
 
 
+def _starlette_path(route: str) -> str:
+    """A ``wire`` route as Starlette matches it: a run id may contain slashes."""
+    return route.replace("{runId}", "{runId:path}")
+
+
 def _runtime(request: Request) -> Any:
     return request.app.state.runtime
 
 
 def _agent(request: Request) -> tuple[str, Any]:
-    key = request.path_params["agent_id"]
+    key = request.path_params["agentId"]
     runtime = _runtime(request)
     agent = runtime.get_agent(key)  # raises AgentNotFound
     if agent is None:  # defensive: a runtime that returns None instead of raising
@@ -104,39 +109,8 @@ async def health(request: Request) -> Response:
     return JSONResponse({"status": "ok"})
 
 
-def _tool_info(name: str, tool: Any) -> dict[str, Any]:
-    info: dict[str, Any] = {"id": getattr(tool, "id", name), "description": getattr(tool, "description", "")}
-    req = getattr(tool, "require_approval", None)
-    if req is not None:
-        info["requireApproval"] = req
-    schema = getattr(tool, "input_schema", None)
-    if isinstance(schema, type) and issubclass(schema, BaseModel):
-        info["inputSchema"] = schema.model_json_schema()
-    elif isinstance(schema, dict):
-        info["inputSchema"] = schema
-    return info
-
-
 async def list_agents(request: Request) -> Response:
-    out: dict[str, Any] = {}
-    for key, agent in _runtime(request).agents.items():
-        tools = getattr(agent, "tools", None) or {}
-        if not isinstance(tools, dict):
-            tools = {getattr(t, "id", str(i)): t for i, t in enumerate(tools)}
-        subagents = getattr(agent, "agents", None) or {}
-        model = getattr(agent, "model", None)
-        out[key] = {
-            "id": getattr(agent, "id", key),
-            "name": getattr(agent, "name", None) or key,
-            "instructions": getattr(agent, "instructions", None),
-            "modelId": getattr(model, "model_id", model if isinstance(model, str) else None),
-            "tools": {name: _tool_info(name, t) for name, t in tools.items()},
-            "agents": {
-                name: {"id": getattr(a, "id", name), "name": getattr(a, "name", name)}
-                for name, a in (subagents.items() if isinstance(subagents, dict) else [])
-            },
-        }
-    return JSONResponse(out)
+    return JSONResponse(wire.encode_agents(_runtime(request).agents))
 
 
 def _stream_kwargs(body: StreamBody) -> dict[str, Any]:
@@ -160,7 +134,7 @@ async def generate(request: Request) -> Response:
     _, agent = _agent(request)
     body = await _body(request, StreamBody)
     result = await agent.generate(body.messages_arg(), **_stream_kwargs(body))
-    return JSONResponse(generate_result_json(result))
+    return JSONResponse(wire.encode_generate_result(result))
 
 
 async def _approve(request: Request, method: str) -> Any:
@@ -196,15 +170,15 @@ async def resume_stream(request: Request) -> Response:
 
 
 async def approve_tool_call_generate(request: Request) -> Response:
-    return JSONResponse(generate_result_json(await _approve(request, "approve_tool_call_generate")))
+    return JSONResponse(wire.encode_generate_result(await _approve(request, "approve_tool_call_generate")))
 
 
 async def decline_tool_call_generate(request: Request) -> Response:
-    return JSONResponse(generate_result_json(await _decline(request, "decline_tool_call_generate")))
+    return JSONResponse(wire.encode_generate_result(await _decline(request, "decline_tool_call_generate")))
 
 
 async def resume_generate(request: Request) -> Response:
-    return JSONResponse(generate_result_json(await _resume(request, "resume_generate")))
+    return JSONResponse(wire.encode_generate_result(await _resume(request, "resume_generate")))
 
 
 async def send_tool_approval(request: Request) -> Response:
@@ -229,7 +203,7 @@ async def send_tool_approval(request: Request) -> Response:
     out: dict[str, Any] = {
         "accepted": True,
         "runId": pump.run_id,
-        "status": camel(getattr(s, "status", None)),
+        "status": wire.camel(getattr(s, "status", None)),
     }
     if body.tool_call_id:
         out["toolCallId"] = body.tool_call_id
@@ -243,7 +217,7 @@ async def suspended_runs(request: Request) -> Response:
     result = await agent.list_suspended_runs(
         thread_id=q.thread_id, resource_id=q.resource_id, page=q.page, per_page=q.per_page
     )
-    return JSONResponse(suspended_run_list_json(result))
+    return JSONResponse(wire.encode_suspended_run_list(result))
 
 
 async def all_suspended_runs(request: Request) -> Response:
@@ -254,16 +228,16 @@ async def all_suspended_runs(request: Request) -> Response:
     result = await runtime.list_suspended_runs(
         agent_id=q.agent_id, thread_id=q.thread_id, resource_id=q.resource_id, page=q.page, per_page=q.per_page
     )
-    return JSONResponse(suspended_run_list_json(result))
+    return JSONResponse(wire.encode_suspended_run_list(result))
 
 
 async def get_suspended_run(request: Request) -> Response:
-    run = await _runtime(request).get_suspended_run(request.path_params["run_id"])
-    return JSONResponse(suspended_run_json(run))
+    run = await _runtime(request).get_suspended_run(request.path_params["runId"])
+    return JSONResponse(wire.encode_suspended_run(run))
 
 
 async def openapi(request: Request) -> Response:
-    from server.openapi import build_openapi
+    from warden_server.openapi import build_openapi
 
     return JSONResponse(build_openapi(ROUTES))
 
@@ -271,20 +245,19 @@ async def openapi(request: Request) -> Response:
 # ---------------------------------------------------------------------------------------------
 # routes
 
-A = "/api/agents/{agent_id}"
 ROUTES: list[tuple[RouteSpec, Callable[[Request], Awaitable[Response]]]] = [
-    (RouteSpec("GET", "/health", "health", "Liveness; no token needed", auth=False), health),
-    (RouteSpec("GET", "/openapi.json", "openapi", "This document"), openapi),
-    (RouteSpec("GET", "/api/agents", "listAgents", "Agents of the runtime, keyed by agent id"), list_agents),
+    (RouteSpec("GET", wire.HEALTH, "health", "Liveness; no token needed", auth=False), health),
+    (RouteSpec("GET", wire.OPENAPI, "openapi", "This document"), openapi),
+    (RouteSpec("GET", wire.AGENTS, "listAgents", "Agents of the runtime, keyed by agent id"), list_agents),
     (
-        RouteSpec("POST", f"{A}/stream", "stream", "Start a run; server-sent chunks", StreamBody, response="sse"),
+        RouteSpec("POST", wire.STREAM, "stream", "Start a run; server-sent chunks", StreamBody, response="sse"),
         stream,
     ),
-    (RouteSpec("POST", f"{A}/generate", "generate", "Start a run; the whole result", StreamBody), generate),
+    (RouteSpec("POST", wire.GENERATE, "generate", "Start a run; the whole result", StreamBody), generate),
     (
         RouteSpec(
             "POST",
-            f"{A}/approve-tool-call",
+            wire.APPROVE_TOOL_CALL,
             "approveToolCall",
             "Approve a pending call; chunks",
             ApproveBody,
@@ -295,7 +268,7 @@ ROUTES: list[tuple[RouteSpec, Callable[[Request], Awaitable[Response]]]] = [
     (
         RouteSpec(
             "POST",
-            f"{A}/decline-tool-call",
+            wire.DECLINE_TOOL_CALL,
             "declineToolCall",
             "Decline a pending call; chunks",
             DeclineBody,
@@ -306,7 +279,7 @@ ROUTES: list[tuple[RouteSpec, Callable[[Request], Awaitable[Response]]]] = [
     (
         RouteSpec(
             "POST",
-            f"{A}/resume-stream",
+            wire.RESUME_STREAM,
             "resumeStream",
             "Resume a suspended tool with data; chunks",
             ResumeBody,
@@ -317,7 +290,7 @@ ROUTES: list[tuple[RouteSpec, Callable[[Request], Awaitable[Response]]]] = [
     (
         RouteSpec(
             "POST",
-            f"{A}/approve-tool-call-generate",
+            wire.APPROVE_TOOL_CALL_GENERATE,
             "approveToolCallGenerate",
             "Approve a pending call; the whole result",
             ApproveBody,
@@ -327,7 +300,7 @@ ROUTES: list[tuple[RouteSpec, Callable[[Request], Awaitable[Response]]]] = [
     (
         RouteSpec(
             "POST",
-            f"{A}/decline-tool-call-generate",
+            wire.DECLINE_TOOL_CALL_GENERATE,
             "declineToolCallGenerate",
             "Decline a pending call; the whole result",
             DeclineBody,
@@ -337,7 +310,7 @@ ROUTES: list[tuple[RouteSpec, Callable[[Request], Awaitable[Response]]]] = [
     (
         RouteSpec(
             "POST",
-            f"{A}/resume-generate",
+            wire.RESUME_GENERATE,
             "resumeGenerate",
             "Resume a suspended tool with data; the whole result",
             ResumeBody,
@@ -347,7 +320,7 @@ ROUTES: list[tuple[RouteSpec, Callable[[Request], Awaitable[Response]]]] = [
     (
         RouteSpec(
             "POST",
-            f"{A}/send-tool-approval",
+            wire.SEND_TOOL_APPROVAL,
             "sendToolApproval",
             "Decide the pending call of a thread; runs it to its next stop",
             SendToolApprovalBody,
@@ -357,7 +330,7 @@ ROUTES: list[tuple[RouteSpec, Callable[[Request], Awaitable[Response]]]] = [
     (
         RouteSpec(
             "GET",
-            "/api/suspended-runs",
+            wire.SUSPENDED_RUNS,
             "listAllSuspendedRuns",
             "Pending runs of every agent (or of agentId), paged (Warden extension)",
             query=AllSuspendedRunsQuery,
@@ -365,13 +338,13 @@ ROUTES: list[tuple[RouteSpec, Callable[[Request], Awaitable[Response]]]] = [
         all_suspended_runs,
     ),
     (
-        RouteSpec("GET", "/api/suspended-runs/{run_id:path}", "getSuspendedRun", "One pending run (Warden extension)"),
+        RouteSpec("GET", wire.SUSPENDED_RUN, "getSuspendedRun", "One pending run (Warden extension)"),
         get_suspended_run,
     ),
     (
         RouteSpec(
             "GET",
-            f"{A}/suspended-runs",
+            wire.AGENT_SUSPENDED_RUNS,
             "listSuspendedRuns",
             "Pending runs of the agent, paged",
             query=SuspendedRunsQuery,
@@ -397,7 +370,7 @@ async def _on_validation_error(request: Request, exc: Exception) -> Response:
 
 
 async def _on_invalid_body(request: Request, exc: Exception) -> Response:
-    return E.error_response(422, E.INVALID_REQUEST, str(exc))
+    return E.error_response(wire.STATUS_BY_CODE[E.INVALID_REQUEST], E.INVALID_REQUEST, str(exc))
 
 
 async def _on_http_exception(request: Request, exc: Exception) -> Response:
@@ -408,7 +381,7 @@ async def _on_http_exception(request: Request, exc: Exception) -> Response:
 
 async def _on_exception(request: Request, exc: Exception) -> Response:
     log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
-    return E.error_response(500, E.INTERNAL_ERROR, "internal server error")
+    return E.error_response(wire.STATUS_BY_CODE[E.INTERNAL_ERROR], E.INTERNAL_ERROR, "internal server error")
 
 
 def create_app(
@@ -445,8 +418,8 @@ def create_app(
                 CORSMiddleware,
                 allow_origins=list(cors_origins),
                 allow_methods=["GET", "POST"],
-                allow_headers=["Authorization", "Content-Type"],
-                expose_headers=[RUN_ID_HEADER],
+                allow_headers=[wire.AUTHORIZATION, "Content-Type"],
+                expose_headers=[wire.RUN_ID_HEADER],
                 max_age=600,
             )
         )
@@ -454,7 +427,10 @@ def create_app(
         middleware.append(Middleware(BearerAuthMiddleware, token=token))
     middleware.append(Middleware(BodySizeLimitMiddleware, max_body_bytes=max_body_bytes))
     app = Starlette(
-        routes=[Route(spec.path, handler, methods=[spec.method], name=spec.name) for spec, handler in ROUTES],
+        routes=[
+            Route(_starlette_path(spec.path), handler, methods=[spec.method], name=spec.name)
+            for spec, handler in ROUTES
+        ],
         middleware=middleware,
         exception_handlers={
             WardenError: _on_warden_error,

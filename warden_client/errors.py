@@ -2,43 +2,41 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import agent_core.errors as core_errors
+from agent_core import wire
 from agent_core.errors import WardenError
 
 
 class Unauthorized(WardenError):
     """401: no bearer token, or not the right one."""
 
-    code = "UNAUTHORIZED"
+    code = wire.UNAUTHORIZED
 
 
 class RequestTooLarge(WardenError):
     """413: the request body is over the server's limit."""
 
-    code = "REQUEST_TOO_LARGE"
+    code = wire.REQUEST_TOO_LARGE
 
 
 # The runtime's own class (same code) when it has one, so one ``except`` catches both.
 InvalidRequest: type[WardenError] = getattr(core_errors, "InvalidRequest", None) or type(
     "InvalidRequest",
     (WardenError,),
-    {"code": "INVALID_REQUEST", "__doc__": "422: the body or query does not validate."},
+    {"code": wire.INVALID_REQUEST, "__doc__": "422: the body or query does not validate."},
 )
 
 
 class RouteNotFound(WardenError):
     """404 on a path the server does not serve (not an unknown agent or run: those have their own codes)."""
 
-    code = "NOT_FOUND"
+    code = wire.NOT_FOUND
 
 
 class ServerError(WardenError):
     """5xx without a more specific code."""
 
-    code = "INTERNAL_ERROR"
+    code = wire.INTERNAL_ERROR
 
 
 class ProtocolError(WardenError):
@@ -75,23 +73,9 @@ def error_class(code: str) -> type[WardenError]:
 
 def error_from_response(status: int, content: bytes) -> WardenError:
     """Build the exception for a non-2xx answer; ``.status_code`` and ``.details`` are attached."""
-    code, message, details = None, None, None
-    try:
-        data: Any = json.loads(content) if content else None
-    except (ValueError, UnicodeDecodeError):
-        data = None
-    if isinstance(data, dict) and isinstance(data.get("error"), dict):
-        err = data["error"]
-        code, message, details = err.get("code"), err.get("message"), err.get("details")
-    elif isinstance(data, dict) and isinstance(data.get("error"), str):  # Mastra's own form
-        message = data["error"]
+    code, message, details = wire.decode_error_body(content)
     if not code:
-        code = {
-            401: Unauthorized.code,
-            404: RouteNotFound.code,
-            413: RequestTooLarge.code,
-            422: InvalidRequest.code,
-        }.get(status, ServerError.code if status >= 500 else "HTTP_ERROR")
+        code = wire.code_for_status(status)
     if not message:
         message = f"HTTP {status}: {content[:200].decode('utf-8', 'replace')}"
     cls = error_class(code)

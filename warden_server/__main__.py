@@ -1,16 +1,16 @@
-"""``python -m server --app module:runtime [--host H] [--port P] [--token T]``."""
+"""``python -m warden_server --app module:runtime [--host H] [--port P] [--token T]``."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from server.app import DEFAULT_MAX_BODY_BYTES
-from server.cli import TOKEN_ENV, ServeError, serve
+from warden_server.app import DEFAULT_MAX_BODY_BYTES
+from warden_server.cli import TOKEN_ENV, ServeError, serve
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m server", description="Serve a Warden Runtime over HTTP.")
+    p = argparse.ArgumentParser(prog="python -m warden_server", description="Serve a Warden Runtime over HTTP.")
     p.add_argument("--app", required=True, help="the Runtime to serve, as module:attribute")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=4111, help="port (default 4111; 0 picks a free one)")

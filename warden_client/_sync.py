@@ -1,4 +1,7 @@
-"""``SyncWardenClient``: the blocking client (scripts, notebooks, threads)."""
+"""``SyncWardenClient``: the blocking client (scripts, notebooks, threads).
+
+GENERATED from ``_async.py`` by ``scripts/gen_sync_client.py`` (unasync): do not edit by hand.
+"""
 
 from __future__ import annotations
 
@@ -6,36 +9,37 @@ import json
 import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 from httpx_sse import EventSource
 
+from agent_core import wire
 from agent_core.chunks import Chunk
 from agent_core.stream import GenerateResult
 from agent_core.views import SuspendedRun, SuspendedRunList
-from client._async import DEFAULT_TIMEOUT
-from client._common import (
-    API,
-    RUN_ID_HEADER,
+from warden_client._common import (
+    DEFAULT_TIMEOUT,
     StreamState,
     StreamView,
-    auth_headers,
-    drop_none,
     generate_result,
     json_of,
-    normalize_base_url,
     raise_for_status,
-    stream_body,
     stream_timeout,
     suspended_run,
     suspended_run_list,
 )
-from client.errors import ProtocolError
+from warden_client.errors import ProtocolError
 
 
 class SyncAgentStream(StreamView):
-    """Blocking twin of ``RemoteAgentStream``: iterate ``full_stream`` / ``text_stream``."""
+    """An ``AgentStream`` read over HTTP: ``run_id`` (from the response header, so known
+    before the first chunk), ``full_stream``, ``text_stream``, and after the end
+    ``status``, ``finish_reason``, ``suspend_payload``, ``text()``.
+
+    Chunks are kept, so ``full_stream`` and ``text_stream`` can both be read.
+    Use it as a context manager (or close it) to drop the connection early; the
+    server still runs the decision to its end.
+    """
 
     def __init__(
         self, response: httpx.Response | None, run_id: str | None, chunks: Sequence[dict[str, Any]] = ()
@@ -52,15 +56,16 @@ class SyncAgentStream(StreamView):
     def _read_one(self) -> None:
         assert self._events is not None
         try:
-            event = next(self._events)
+            event = self._events.__next__()
         except StopIteration:
             self.close()
             return
         except httpx.HTTPError:
             self.close()
             raise
-        if event.data == "[DONE]":
-            # Read to the end of the body so the connection goes back to the pool.
+        if event.data == wire.SSE_DONE:
+            # Read to the end of the body (immediate: the server ends it after [DONE]) so the
+            # connection goes back to the pool instead of being closed.
             for _ in self._events:
                 pass
             self.close()
@@ -93,9 +98,15 @@ class SyncAgentStream(StreamView):
 
     @property
     def text_stream(self) -> Iterator[str]:
-        return (c.payload.text for c in self._iter() if c.type == "text-delta")  # type: ignore[union-attr]
+        def gen() -> Iterator[str]:
+            for chunk in self._iter():
+                if chunk.type == "text-delta":
+                    yield chunk.payload.text  # type: ignore[union-attr]
+
+        return gen()
 
     def consume(self) -> list[Chunk]:
+        """Read to the end; return every chunk."""
         for _ in self._iter():
             pass
         return list(self._state.chunks)
@@ -104,7 +115,7 @@ class SyncAgentStream(StreamView):
         return StreamState.text_of(self.consume())
 
     def chunks(self) -> list[Chunk]:
-        """Wait for the end and return every chunk."""
+        """Wait for the end and return every chunk (as ``AgentStream.chunks``)."""
         return self.consume()
 
     def wait(self) -> SyncAgentStream:
@@ -112,7 +123,8 @@ class SyncAgentStream(StreamView):
         return self
 
     def result(self) -> GenerateResult:
-        return GenerateResult.from_chunks(self.run_id, self.consume(), self)  # type: ignore[arg-type]
+        """The ``GenerateResult`` of this stream, read to its end (as ``AgentStream.result``)."""
+        return GenerateResult.from_chunks(self.run_id, self.consume(), self)
 
     def close(self) -> None:
         if self._response is not None:
@@ -127,18 +139,22 @@ class SyncAgentStream(StreamView):
 
 
 class SyncRemoteAgent:
+    """The same methods as ``agent_core.Agent``, executed by the server."""
+
     def __init__(self, client: SyncWardenClient, agent_id: str) -> None:
         self._client = client
         self.id = agent_id
-        self._path = f"{API}/{quote(agent_id, safe='')}"
+
+    def _url(self, route: str) -> str:
+        return wire.path(route, agentId=self.id)
 
     def _sse(self, route: str, body: dict[str, Any]) -> SyncAgentStream:
         http = self._client.http
         request = http.build_request(
             "POST",
-            f"{self._path}/{route}",
+            self._url(route),
             json=body,
-            headers={"Accept": "text/event-stream"},
+            headers={"Accept": wire.SSE_MEDIA_TYPE},
             timeout=stream_timeout(self._client.timeout),
         )
         response = http.send(request, stream=True)
@@ -146,14 +162,15 @@ class SyncRemoteAgent:
             response.read()
             response.close()
             raise_for_status(response)
-        if not response.headers.get("content-type", "").startswith("text/event-stream"):
+        if not response.headers.get("content-type", "").startswith(wire.SSE_MEDIA_TYPE):
             response.close()
-            raise ProtocolError(f"{route}: expected text/event-stream, got {response.headers.get('content-type')}")
-        return SyncAgentStream(response, response.headers.get(RUN_ID_HEADER))
+            got = response.headers.get("content-type")
+            raise ProtocolError(f"{route.rsplit('/', 1)[-1]}: expected {wire.SSE_MEDIA_TYPE}, got {got}")
+        return SyncAgentStream(response, response.headers.get(wire.RUN_ID_HEADER))
 
     def _json(self, route: str, body: dict[str, Any]) -> Any:
         http = self._client.http
-        return json_of(http.post(f"{self._path}/{route}", json=body, timeout=stream_timeout(self._client.timeout)))
+        return json_of(http.post(self._url(route), json=body, timeout=stream_timeout(self._client.timeout)))
 
     def stream(
         self,
@@ -166,8 +183,8 @@ class SyncRemoteAgent:
         request_context: dict[str, Any] | None = None,
     ) -> SyncAgentStream:
         return self._sse(
-            "stream",
-            stream_body(
+            wire.STREAM,
+            wire.stream_request(
                 messages,
                 thread_id=thread_id,
                 resource_id=resource_id,
@@ -189,8 +206,8 @@ class SyncRemoteAgent:
     ) -> GenerateResult:
         return generate_result(
             self._json(
-                "generate",
-                stream_body(
+                wire.GENERATE,
+                wire.stream_request(
                     messages,
                     thread_id=thread_id,
                     resource_id=resource_id,
@@ -205,24 +222,22 @@ class SyncRemoteAgent:
         self, *, run_id: str, tool_call_id: str | None = None, fingerprint: str | None = None
     ) -> SyncAgentStream:
         return self._sse(
-            "approve-tool-call",
-            drop_none({"runId": run_id, "toolCallId": tool_call_id, "fingerprint": fingerprint}),
+            wire.APPROVE_TOOL_CALL,
+            wire.approve_request(run_id, tool_call_id, fingerprint),
         )
 
     def decline_tool_call(
         self, *, run_id: str, tool_call_id: str | None = None, reason: str | None = None
     ) -> SyncAgentStream:
-        return self._sse(
-            "decline-tool-call", drop_none({"runId": run_id, "toolCallId": tool_call_id, "reason": reason})
-        )
+        return self._sse(wire.DECLINE_TOOL_CALL, wire.decline_request(run_id, tool_call_id, reason))
 
     def approve_tool_call_generate(
         self, *, run_id: str, tool_call_id: str | None = None, fingerprint: str | None = None
     ) -> GenerateResult:
         return generate_result(
             self._json(
-                "approve-tool-call-generate",
-                drop_none({"runId": run_id, "toolCallId": tool_call_id, "fingerprint": fingerprint}),
+                wire.APPROVE_TOOL_CALL_GENERATE,
+                wire.approve_request(run_id, tool_call_id, fingerprint),
             )
         )
 
@@ -231,8 +246,8 @@ class SyncRemoteAgent:
     ) -> GenerateResult:
         return generate_result(
             self._json(
-                "decline-tool-call-generate",
-                drop_none({"runId": run_id, "toolCallId": tool_call_id, "reason": reason}),
+                wire.DECLINE_TOOL_CALL_GENERATE,
+                wire.decline_request(run_id, tool_call_id, reason),
             )
         )
 
@@ -240,8 +255,8 @@ class SyncRemoteAgent:
         self, resume_data: dict[str, Any], *, run_id: str, tool_call_id: str | None = None
     ) -> SyncAgentStream:
         return self._sse(
-            "resume-stream",
-            drop_none({"runId": run_id, "toolCallId": tool_call_id, "resumeData": resume_data}),
+            wire.RESUME_STREAM,
+            wire.resume_request(resume_data, run_id, tool_call_id),
         )
 
     def resume_generate(
@@ -249,8 +264,8 @@ class SyncRemoteAgent:
     ) -> GenerateResult:
         return generate_result(
             self._json(
-                "resume-generate",
-                drop_none({"runId": run_id, "toolCallId": tool_call_id, "resumeData": resume_data}),
+                wire.RESUME_GENERATE,
+                wire.resume_request(resume_data, run_id, tool_call_id),
             )
         )
 
@@ -262,8 +277,9 @@ class SyncRemoteAgent:
         page: int = 0,
         per_page: int = 50,
     ) -> SuspendedRunList:
-        params = drop_none({"threadId": thread_id, "resourceId": resource_id, "page": page, "perPage": per_page})
-        return suspended_run_list(json_of(self._client.http.get(f"{self._path}/suspended-runs", params=params)))
+        params = wire.suspended_runs_query(thread_id=thread_id, resource_id=resource_id, page=page, per_page=per_page)
+        url = self._url(wire.AGENT_SUSPENDED_RUNS)
+        return suspended_run_list(json_of(self._client.http.get(url, params=params)))
 
     def send_tool_approval(
         self,
@@ -275,24 +291,24 @@ class SyncRemoteAgent:
         run_id: str | None = None,
         resume_data: dict[str, Any] | None = None,
     ) -> SyncAgentStream:
+        """Decide the pending call of a thread. The server runs the run to its next stop and
+        answers with its chunks, which the returned stream replays."""
         data = self._json(
-            "send-tool-approval",
-            drop_none(
-                {
-                    "threadId": thread_id,
-                    "resourceId": resource_id,
-                    "approved": approved,
-                    "toolCallId": tool_call_id,
-                    "runId": run_id,
-                    "resumeData": resume_data,
-                }
+            wire.SEND_TOOL_APPROVAL,
+            wire.send_tool_approval_request(
+                thread_id=thread_id,
+                resource_id=resource_id,
+                approved=approved,
+                tool_call_id=tool_call_id,
+                run_id=run_id,
+                resume_data=resume_data,
             ),
         )
         return SyncAgentStream(None, data.get("runId"), data.get("chunks") or [])
 
 
 class SyncWardenClient:
-    """Blocking client: ``SyncWardenClient("http://127.0.0.1:4111", token).agent("ops")``."""
+    """Async client: ``WardenClient("http://127.0.0.1:4111", token).agent("ops")``."""
 
     def __init__(
         self,
@@ -302,10 +318,10 @@ class SyncWardenClient:
         timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        self.base_url = normalize_base_url(base_url)
+        self.base_url = wire.normalize_base_url(base_url)
         self.timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
         self.http = httpx.Client(
-            base_url=self.base_url, headers=auth_headers(token), timeout=self.timeout, transport=transport
+            base_url=self.base_url, headers=wire.bearer(token), timeout=self.timeout, transport=transport
         )
 
     def agent(self, agent_id: str) -> SyncRemoteAgent:
@@ -321,20 +337,20 @@ class SyncWardenClient:
         per_page: int = 50,
     ) -> SuspendedRunList:
         """Pending runs of every agent (or of ``agent_id``), like ``Runtime.list_suspended_runs``."""
-        params = drop_none(
-            {"agentId": agent_id, "threadId": thread_id, "resourceId": resource_id, "page": page, "perPage": per_page}
+        params = wire.suspended_runs_query(
+            agent_id=agent_id, thread_id=thread_id, resource_id=resource_id, page=page, per_page=per_page
         )
-        return suspended_run_list(json_of(self.http.get("/api/suspended-runs", params=params)))
+        return suspended_run_list(json_of(self.http.get(wire.SUSPENDED_RUNS, params=params)))
 
     def get_suspended_run(self, run_id: str) -> SuspendedRun:
         """One pending run, like ``Runtime.get_suspended_run`` (``SnapshotNotFound`` if none)."""
-        return suspended_run(json_of(self.http.get(f"/api/suspended-runs/{quote(run_id, safe='')}")))
+        return suspended_run(json_of(self.http.get(wire.path(wire.SUSPENDED_RUN, runId=run_id))))
 
     def list_agents(self) -> dict[str, Any]:
-        return json_of(self.http.get("/api/agents"))
+        return json_of(self.http.get(wire.AGENTS))
 
     def health(self) -> dict[str, Any]:
-        return json_of(self.http.get("/health"))
+        return json_of(self.http.get(wire.HEALTH))
 
     def close(self) -> None:
         self.http.close()

@@ -42,13 +42,13 @@ def build_openapi(routes: list[tuple[Any, Any]]) -> dict[str, Any]:
     for spec, _handler in routes:
         op: dict[str, Any] = {"operationId": spec.name, "summary": spec.summary}
         params = []
-        if "{agent_id}" in spec.path:
+        if "{agentId}" in spec.path:
             params.append({"name": "agentId", "in": "path", "required": True, "schema": {"type": "string"}})
         if spec.query is not None:
             qschema = spec.query.model_json_schema(by_alias=True)
             for pname, pschema in qschema.get("properties", {}).items():
                 params.append({"name": pname, "in": "query", "required": False, "schema": pschema})
-        if "{run_id" in spec.path:
+        if "{runId}" in spec.path:
             params.append({"name": "runId", "in": "path", "required": True, "schema": {"type": "string"}})
         if params:
             op["parameters"] = params
@@ -76,9 +76,7 @@ def build_openapi(routes: list[tuple[Any, Any]]) -> dict[str, Any]:
         op["responses"] = responses
         if spec.auth:
             op["security"] = [{"bearer": []}]
-        paths.setdefault(spec.path.replace("{agent_id}", "{agentId}").replace("{run_id:path}", "{runId}"), {})[
-            spec.method.lower()
-        ] = op
+        paths.setdefault(spec.path, {})[spec.method.lower()] = op
     return {
         "openapi": "3.1.0",
         "info": {

@@ -12,13 +12,17 @@ from collections.abc import Iterable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from server.errors import REQUEST_TOO_LARGE, UNAUTHORIZED
+from agent_core import wire
+from agent_core.wire import REQUEST_TOO_LARGE, STATUS_BY_CODE, UNAUTHORIZED
+
+_AUTHORIZATION = wire.AUTHORIZATION.lower().encode("ascii")  # ASGI header names are lower-case bytes
+_WWW_AUTHENTICATE = wire.WWW_AUTHENTICATE.lower().encode("ascii")
 
 
 async def _send_json(
     send: Send, status: int, code: str, message: str, extra_headers: Iterable[tuple[bytes, bytes]] = ()
 ) -> None:
-    body = json.dumps({"error": {"code": code, "message": message}}).encode()
+    body = json.dumps(wire.error_body(code, message)).encode()
     headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),
@@ -47,7 +51,7 @@ class BearerAuthMiddleware:
             return
         supplied = b""
         for name, value in scope.get("headers", ()):
-            if name == b"authorization":
+            if name == _AUTHORIZATION:
                 scheme, _, credentials = value.partition(b" ")
                 if scheme.lower() == b"bearer":
                     supplied = credentials.strip()
@@ -55,7 +59,9 @@ class BearerAuthMiddleware:
         # compare_digest runs in time independent of where the bytes differ.
         if not supplied or not hmac.compare_digest(supplied, self._expected):
             msg = "missing bearer token" if not supplied else "invalid bearer token"
-            await _send_json(send, 401, UNAUTHORIZED, msg, [(b"www-authenticate", b'Bearer realm="warden"')])
+            await _send_json(
+                send, STATUS_BY_CODE[UNAUTHORIZED], UNAUTHORIZED, msg, [(_WWW_AUTHENTICATE, b'Bearer realm="warden"')]
+            )
             return
         await self.app(scope, receive, send)
 
@@ -86,7 +92,7 @@ class BodySizeLimitMiddleware:
                 if declared > limit:
                     await _send_json(
                         send,
-                        413,
+                        STATUS_BY_CODE[REQUEST_TOO_LARGE],
                         REQUEST_TOO_LARGE,
                         f"request body of {declared} bytes exceeds the limit of {limit} bytes",
                     )
@@ -100,7 +106,12 @@ class BodySizeLimitMiddleware:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > limit:
-                await _send_json(send, 413, REQUEST_TOO_LARGE, f"request body exceeds the limit of {limit} bytes")
+                await _send_json(
+                    send,
+                    STATUS_BY_CODE[REQUEST_TOO_LARGE],
+                    REQUEST_TOO_LARGE,
+                    f"request body exceeds the limit of {limit} bytes",
+                )
                 return
             chunks.append(chunk)
             if not message.get("more_body", False):

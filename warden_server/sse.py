@@ -21,10 +21,13 @@ from typing import Any
 
 from starlette.responses import Response, StreamingResponse
 
+from agent_core import wire
+
 log = logging.getLogger("warden.server")
 
-RUN_ID_HEADER = "X-Warden-Run-Id"
+RUN_ID_HEADER = wire.RUN_ID_HEADER
 _DONE = object()
+_DONE_FRAME = f"data: {wire.SSE_DONE}\n\n".encode("ascii")
 PING_SECONDS = 15.0
 
 
@@ -50,20 +53,13 @@ class StreamPump:
     async def _run(self) -> None:
         try:
             async for chunk in self.stream.full_stream:
-                self.queue.put_nowait(chunk.to_json())
+                self.queue.put_nowait(wire.encode_chunk(chunk))
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the runtime failed mid-stream: tell the client, in-band
             log.exception("stream of run %s failed", self.run_id)
             code = getattr(exc, "code", "INTERNAL_ERROR")
-            self.queue.put_nowait(
-                {
-                    "type": "error",
-                    "runId": self.run_id,
-                    "from": "AGENT",
-                    "payload": {"error": str(exc) or type(exc).__name__, "code": code},
-                }
-            )
+            self.queue.put_nowait(wire.encode_error_chunk(self.run_id, str(exc) or type(exc).__name__, code))
         finally:
             self.queue.put_nowait(_DONE)
 
@@ -83,7 +79,7 @@ class StreamPump:
             parts: list[bytes] = []
             while True:
                 if item is _DONE:
-                    parts.append(b"data: [DONE]\n\n")
+                    parts.append(_DONE_FRAME)
                     yield b"".join(parts)
                     return
                 parts.append(b"data: " + dumps(item).encode("ascii") + b"\n\n")
@@ -100,4 +96,4 @@ class StreamPump:
 
 def sse_response(pump: StreamPump) -> Response:
     headers = {RUN_ID_HEADER: pump.run_id, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-    return StreamingResponse(pump.frames(), media_type="text/event-stream", headers=headers)
+    return StreamingResponse(pump.frames(), media_type=wire.SSE_MEDIA_TYPE, headers=headers)

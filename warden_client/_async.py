@@ -1,4 +1,8 @@
-"""``WardenClient``: the async client of a Warden server (httpx + httpx-sse)."""
+"""``WardenClient``: the async client of a Warden server (httpx + httpx-sse).
+
+The blocking client (``_sync.py``) is generated from this file by ``scripts/gen_sync_client.py``
+(unasync); a test checks that it is current. Edit this file, then run the script.
+"""
 
 from __future__ import annotations
 
@@ -6,42 +10,35 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 from httpx_sse import EventSource
 
+from agent_core import wire
 from agent_core.chunks import Chunk
 from agent_core.stream import GenerateResult
 from agent_core.views import SuspendedRun, SuspendedRunList
-from client._common import (
-    API,
-    RUN_ID_HEADER,
+from warden_client._common import (
+    DEFAULT_TIMEOUT,
     StreamState,
     StreamView,
-    auth_headers,
-    drop_none,
     generate_result,
     json_of,
-    normalize_base_url,
     raise_for_status,
-    stream_body,
     stream_timeout,
     suspended_run,
     suspended_run_list,
 )
-from client.errors import ProtocolError
-
-DEFAULT_TIMEOUT = httpx.Timeout(60.0, connect=10.0)
+from warden_client.errors import ProtocolError
 
 
 class RemoteAgentStream(StreamView):
     """An ``AgentStream`` read over HTTP: ``run_id`` (from the response header, so known
     before the first chunk), ``full_stream``, ``text_stream``, and after the end
-    ``status``, ``finish_reason``, ``suspend_payload``, ``await text()``.
+    ``status``, ``finish_reason``, ``suspend_payload``, ``text()``.
 
     Chunks are kept, so ``full_stream`` and ``text_stream`` can both be read.
-    Use ``async with`` (or ``aclose()``) to drop the connection early; the
+    Use it as a context manager (or close it) to drop the connection early; the
     server still runs the decision to its end.
     """
 
@@ -67,7 +64,7 @@ class RemoteAgentStream(StreamView):
         except httpx.HTTPError:
             await self.aclose()
             raise
-        if event.data == "[DONE]":
+        if event.data == wire.SSE_DONE:
             # Read to the end of the body (immediate: the server ends it after [DONE]) so the
             # connection goes back to the pool instead of being closed.
             async for _ in self._events:
@@ -128,7 +125,7 @@ class RemoteAgentStream(StreamView):
 
     async def result(self) -> GenerateResult:
         """The ``GenerateResult`` of this stream, read to its end (as ``AgentStream.result``)."""
-        return GenerateResult.from_chunks(self.run_id, await self.consume(), self)  # type: ignore[arg-type]
+        return GenerateResult.from_chunks(self.run_id, await self.consume(), self)
 
     async def aclose(self) -> None:
         if self._response is not None:
@@ -148,15 +145,17 @@ class RemoteAgent:
     def __init__(self, client: WardenClient, agent_id: str) -> None:
         self._client = client
         self.id = agent_id
-        self._path = f"{API}/{quote(agent_id, safe='')}"
+
+    def _url(self, route: str) -> str:
+        return wire.path(route, agentId=self.id)
 
     async def _sse(self, route: str, body: dict[str, Any]) -> RemoteAgentStream:
         http = self._client.http
         request = http.build_request(
             "POST",
-            f"{self._path}/{route}",
+            self._url(route),
             json=body,
-            headers={"Accept": "text/event-stream"},
+            headers={"Accept": wire.SSE_MEDIA_TYPE},
             timeout=stream_timeout(self._client.timeout),
         )
         response = await http.send(request, stream=True)
@@ -164,16 +163,15 @@ class RemoteAgent:
             await response.aread()
             await response.aclose()
             raise_for_status(response)
-        if not response.headers.get("content-type", "").startswith("text/event-stream"):
+        if not response.headers.get("content-type", "").startswith(wire.SSE_MEDIA_TYPE):
             await response.aclose()
-            raise ProtocolError(f"{route}: expected text/event-stream, got {response.headers.get('content-type')}")
-        return RemoteAgentStream(response, response.headers.get(RUN_ID_HEADER))
+            got = response.headers.get("content-type")
+            raise ProtocolError(f"{route.rsplit('/', 1)[-1]}: expected {wire.SSE_MEDIA_TYPE}, got {got}")
+        return RemoteAgentStream(response, response.headers.get(wire.RUN_ID_HEADER))
 
     async def _json(self, route: str, body: dict[str, Any]) -> Any:
         http = self._client.http
-        return json_of(
-            await http.post(f"{self._path}/{route}", json=body, timeout=stream_timeout(self._client.timeout))
-        )
+        return json_of(await http.post(self._url(route), json=body, timeout=stream_timeout(self._client.timeout)))
 
     async def stream(
         self,
@@ -186,8 +184,8 @@ class RemoteAgent:
         request_context: dict[str, Any] | None = None,
     ) -> RemoteAgentStream:
         return await self._sse(
-            "stream",
-            stream_body(
+            wire.STREAM,
+            wire.stream_request(
                 messages,
                 thread_id=thread_id,
                 resource_id=resource_id,
@@ -209,8 +207,8 @@ class RemoteAgent:
     ) -> GenerateResult:
         return generate_result(
             await self._json(
-                "generate",
-                stream_body(
+                wire.GENERATE,
+                wire.stream_request(
                     messages,
                     thread_id=thread_id,
                     resource_id=resource_id,
@@ -225,24 +223,22 @@ class RemoteAgent:
         self, *, run_id: str, tool_call_id: str | None = None, fingerprint: str | None = None
     ) -> RemoteAgentStream:
         return await self._sse(
-            "approve-tool-call",
-            drop_none({"runId": run_id, "toolCallId": tool_call_id, "fingerprint": fingerprint}),
+            wire.APPROVE_TOOL_CALL,
+            wire.approve_request(run_id, tool_call_id, fingerprint),
         )
 
     async def decline_tool_call(
         self, *, run_id: str, tool_call_id: str | None = None, reason: str | None = None
     ) -> RemoteAgentStream:
-        return await self._sse(
-            "decline-tool-call", drop_none({"runId": run_id, "toolCallId": tool_call_id, "reason": reason})
-        )
+        return await self._sse(wire.DECLINE_TOOL_CALL, wire.decline_request(run_id, tool_call_id, reason))
 
     async def approve_tool_call_generate(
         self, *, run_id: str, tool_call_id: str | None = None, fingerprint: str | None = None
     ) -> GenerateResult:
         return generate_result(
             await self._json(
-                "approve-tool-call-generate",
-                drop_none({"runId": run_id, "toolCallId": tool_call_id, "fingerprint": fingerprint}),
+                wire.APPROVE_TOOL_CALL_GENERATE,
+                wire.approve_request(run_id, tool_call_id, fingerprint),
             )
         )
 
@@ -251,8 +247,8 @@ class RemoteAgent:
     ) -> GenerateResult:
         return generate_result(
             await self._json(
-                "decline-tool-call-generate",
-                drop_none({"runId": run_id, "toolCallId": tool_call_id, "reason": reason}),
+                wire.DECLINE_TOOL_CALL_GENERATE,
+                wire.decline_request(run_id, tool_call_id, reason),
             )
         )
 
@@ -260,8 +256,8 @@ class RemoteAgent:
         self, resume_data: dict[str, Any], *, run_id: str, tool_call_id: str | None = None
     ) -> RemoteAgentStream:
         return await self._sse(
-            "resume-stream",
-            drop_none({"runId": run_id, "toolCallId": tool_call_id, "resumeData": resume_data}),
+            wire.RESUME_STREAM,
+            wire.resume_request(resume_data, run_id, tool_call_id),
         )
 
     async def resume_generate(
@@ -269,8 +265,8 @@ class RemoteAgent:
     ) -> GenerateResult:
         return generate_result(
             await self._json(
-                "resume-generate",
-                drop_none({"runId": run_id, "toolCallId": tool_call_id, "resumeData": resume_data}),
+                wire.RESUME_GENERATE,
+                wire.resume_request(resume_data, run_id, tool_call_id),
             )
         )
 
@@ -282,8 +278,9 @@ class RemoteAgent:
         page: int = 0,
         per_page: int = 50,
     ) -> SuspendedRunList:
-        params = drop_none({"threadId": thread_id, "resourceId": resource_id, "page": page, "perPage": per_page})
-        return suspended_run_list(json_of(await self._client.http.get(f"{self._path}/suspended-runs", params=params)))
+        params = wire.suspended_runs_query(thread_id=thread_id, resource_id=resource_id, page=page, per_page=per_page)
+        url = self._url(wire.AGENT_SUSPENDED_RUNS)
+        return suspended_run_list(json_of(await self._client.http.get(url, params=params)))
 
     async def send_tool_approval(
         self,
@@ -298,16 +295,14 @@ class RemoteAgent:
         """Decide the pending call of a thread. The server runs the run to its next stop and
         answers with its chunks, which the returned stream replays."""
         data = await self._json(
-            "send-tool-approval",
-            drop_none(
-                {
-                    "threadId": thread_id,
-                    "resourceId": resource_id,
-                    "approved": approved,
-                    "toolCallId": tool_call_id,
-                    "runId": run_id,
-                    "resumeData": resume_data,
-                }
+            wire.SEND_TOOL_APPROVAL,
+            wire.send_tool_approval_request(
+                thread_id=thread_id,
+                resource_id=resource_id,
+                approved=approved,
+                tool_call_id=tool_call_id,
+                run_id=run_id,
+                resume_data=resume_data,
             ),
         )
         return RemoteAgentStream(None, data.get("runId"), data.get("chunks") or [])
@@ -324,10 +319,10 @@ class WardenClient:
         timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        self.base_url = normalize_base_url(base_url)
+        self.base_url = wire.normalize_base_url(base_url)
         self.timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
         self.http = httpx.AsyncClient(
-            base_url=self.base_url, headers=auth_headers(token), timeout=self.timeout, transport=transport
+            base_url=self.base_url, headers=wire.bearer(token), timeout=self.timeout, transport=transport
         )
 
     def agent(self, agent_id: str) -> RemoteAgent:
@@ -343,20 +338,20 @@ class WardenClient:
         per_page: int = 50,
     ) -> SuspendedRunList:
         """Pending runs of every agent (or of ``agent_id``), like ``Runtime.list_suspended_runs``."""
-        params = drop_none(
-            {"agentId": agent_id, "threadId": thread_id, "resourceId": resource_id, "page": page, "perPage": per_page}
+        params = wire.suspended_runs_query(
+            agent_id=agent_id, thread_id=thread_id, resource_id=resource_id, page=page, per_page=per_page
         )
-        return suspended_run_list(json_of(await self.http.get("/api/suspended-runs", params=params)))
+        return suspended_run_list(json_of(await self.http.get(wire.SUSPENDED_RUNS, params=params)))
 
     async def get_suspended_run(self, run_id: str) -> SuspendedRun:
         """One pending run, like ``Runtime.get_suspended_run`` (``SnapshotNotFound`` if none)."""
-        return suspended_run(json_of(await self.http.get(f"/api/suspended-runs/{quote(run_id, safe='')}")))
+        return suspended_run(json_of(await self.http.get(wire.path(wire.SUSPENDED_RUN, runId=run_id))))
 
     async def list_agents(self) -> dict[str, Any]:
-        return json_of(await self.http.get("/api/agents"))
+        return json_of(await self.http.get(wire.AGENTS))
 
     async def health(self) -> dict[str, Any]:
-        return json_of(await self.http.get("/health"))
+        return json_of(await self.http.get(wire.HEALTH))
 
     async def aclose(self) -> None:
         await self.http.aclose()

@@ -4,7 +4,7 @@ Never imports textual. ``create_app(runtime, token=None)`` builds the ASGI app;
 ``serve("module:runtime", host, port, token)`` runs it.
 """
 
-from server.app import create_app
-from server.cli import serve
+from warden_server.app import create_app
+from warden_server.cli import serve
 
 __all__ = ["create_app", "serve"]

@@ -10,9 +10,9 @@
 HTTP errors come back as the runtime's own ``WardenError`` subclasses (by ``code``).
 """
 
-from client._async import RemoteAgent, RemoteAgentStream, WardenClient
-from client._sync import SyncAgentStream, SyncRemoteAgent, SyncWardenClient
-from client.errors import (
+from warden_client._async import RemoteAgent, RemoteAgentStream, WardenClient
+from warden_client._sync import SyncAgentStream, SyncRemoteAgent, SyncWardenClient
+from warden_client.errors import (
     InvalidRequest,
     ProtocolError,
     RequestTooLarge,

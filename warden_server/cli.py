@@ -19,7 +19,7 @@ import uvicorn
 from agent_core import Runtime
 from agent_core.app_loader import AppLoadError
 from agent_core.app_loader import load_runtime as load_app
-from server.app import DEFAULT_MAX_BODY_BYTES, create_app
+from warden_server.app import DEFAULT_MAX_BODY_BYTES, create_app
 
 log = logging.getLogger("warden.server")
 
