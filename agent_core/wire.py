@@ -269,6 +269,9 @@ def encode_suspended_run_list(result: Any) -> dict[str, Any]:
     for name in ("page", "per_page"):
         if getattr(result, name, None) is not None:
             out[to_camel(name)] = getattr(result, name)
+    unreadable = getattr(result, "unreadable", None)
+    if unreadable:  # runs whose stored rows are corrupt: reported, never hiding the others
+        out["unreadable"] = [u.model_dump(mode="json", by_alias=True) for u in unreadable]
     return out
 
 
