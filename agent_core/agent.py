@@ -1,20 +1,22 @@
-"""``Agent``: instructions, a model, tools and sub-agents, with Mastra's approval methods."""
+"""``Agent``: instructions, a model, tools and sub-agents, with Mastra's approval methods.
+
+The public facade on top of ``agent_core``: it is the definition the run loop
+reads (``agent_core.definition.AgentDefinition``) and hands its work to its
+``Runtime``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from agent_core.engine import DelegateInput, delegation_name
+from agent_core.definition import DelegateInput, PolicyFn, delegation_name
 from agent_core.memory import Memory
 from agent_core.models import LanguageModel, Message, ToolSpec
-from agent_core.snapshot import RunState
+from agent_core.runtime import Runtime
 from agent_core.stream import AgentStream, GenerateResult
 from agent_core.tools import Tool
 from agent_core.views import SuspendedRunList
-
-if TYPE_CHECKING:
-    from agent_core.runtime import Runtime
 
 
 class Agent:
@@ -70,8 +72,6 @@ class Agent:
     @property
     def runtime(self) -> Runtime:
         if self._runtime is None:
-            from agent_core.runtime import Runtime
-
             Runtime(agents={self.id: self})  # private in-memory store; attaches itself
         assert self._runtime is not None
         return self._runtime
@@ -107,10 +107,7 @@ class Agent:
             return [Message(role="system", content=self.instructions), *messages]
         return messages
 
-    def delegates_require_approval(self, name: str) -> bool | None:
-        return None
-
-    def default_policy_fn(self) -> Any:
+    def default_policy_fn(self) -> PolicyFn | None:
         fn = self.default_options.get("require_tool_approval")
         return fn if callable(fn) else None
 
@@ -125,23 +122,6 @@ class Agent:
                 return None
             current = nxt
         return current
-
-    def new_state(self, *, run_id: str, parent: RunState, prompt: str) -> RunState:
-        """The nested run of this agent as a sub-agent of ``parent``."""
-        default = self.default_options.get("require_tool_approval")
-        mode = "all" if default is True else "agent_default" if callable(default) else "none"
-        return RunState(
-            run_id=run_id,
-            agent_id=self.id,
-            agent_path=[*parent.agent_path, self.id],
-            thread_id=parent.thread_id,
-            resource_id=parent.resource_id,
-            messages=[Message(role="user", content=prompt)],
-            max_steps=self.default_options.get("max_steps", parent.max_steps),
-            policy=mode,
-            request_context=parent.request_context,
-            created_at=parent.created_at,
-        )
 
     # -- running -----------------------------------------------------------------------------
     async def stream(

@@ -13,15 +13,40 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any, Literal, Protocol
 
+from agent_core.definition import HostedAgent
 from agent_core.errors import ModelError, WardenError
 from agent_core.models import Message, ModelRequestInfo
 from agent_core.stream import AgentStream
+from agent_core.views import SuspendedRunList
 
-if TYPE_CHECKING:
-    from agent_core.agent import Agent
-    from agent_core.runtime import Runtime
+
+class Desk(Protocol):
+    """What auto-resume needs from the runtime: the thread's pending runs, and taking a decision."""
+
+    async def list_suspended_runs(
+        self,
+        *,
+        agent_id: str | None = ...,
+        thread_id: str | None = ...,
+        resource_id: str | None = ...,
+        per_page: int = ...,
+    ) -> SuspendedRunList: ...
+
+    async def decide(
+        self,
+        agent: HostedAgent,
+        kind: Literal["approve", "decline", "resume"],
+        *,
+        run_id: str,
+        tool_call_id: str | None = ...,
+        fingerprint: str | None = ...,
+        reason: str | None = ...,
+        resume_data: Any = ...,
+        followups: list[Message] | None = ...,
+    ) -> AgentStream: ...
+
 
 APPROVAL_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -40,8 +65,8 @@ def explicit_yes(text: str) -> bool:
 
 
 async def auto_resume(
-    runtime: Runtime,
-    agent: Agent,
+    runtime: Desk,
+    agent: HostedAgent,
     *,
     thread_id: str,
     resource_id: str | None,

@@ -1,8 +1,10 @@
 """The run loop: model step -> tool calls (gated, executed, suspended, delegated) -> next step.
 
 ``drive`` advances a ``RunState`` as far as it can and yields chunks. It never
-touches storage: the caller (``agent_core.runs``) persists the state before it
-announces the calls that wait for a decision ("snapshot first").
+touches storage: the caller (``agent_core.persist``) stores the state before it
+announces the calls that wait for a decision ("snapshot first"). It reads the
+agent through the ``AgentDefinition`` protocol and moves calls only through
+the transitions of ``CallState`` (``agent_core.call_state``).
 """
 
 from __future__ import annotations
@@ -12,42 +14,31 @@ import inspect
 import json
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
+from agent_core.call_state import CallState, RunState, policy_mode
 from agent_core.chunks import Chunk, make_chunk
+from agent_core.definition import AgentDefinition, DelegateInput, PolicyFn, ToolCallInfo, delegation_name
 from agent_core.errors import ModelError, WardenError
 from agent_core.fingerprint import fingerprint
 from agent_core.models import Message, ModelDone, ModelRequestInfo, ModelResponse, TextDelta, ToolCall
-from agent_core.snapshot import CallState, RunState
 from agent_core.tools import Suspension, Tool, ToolContext
 
-if TYPE_CHECKING:
-    from agent_core.agent import Agent
+# Re-exported: ``agent_core.engine.ToolCallInfo`` and the delegation helpers were defined here.
+__all__ = ["DECLINED_MESSAGE", "DelegateInput", "RunContext", "ToolCallInfo", "delegation_name", "drive"]
 
 DECLINED_MESSAGE = "Tool call was not approved by the user"
-
-
-@dataclass
-class ToolCallInfo:
-    """What an approval policy function sees about a call."""
-
-    tool_name: str
-    args: dict[str, Any]
-    request_context: dict[str, Any]
-    tool_call_id: str = ""
-    agent_id: str = ""
 
 
 @dataclass
 class RunContext:
     """Per-execution facts that are not stored: the in-process policy function, ids in use."""
 
-    request_policy: Callable[[ToolCallInfo], Any] | None = None
+    request_policy: PolicyFn | None = None
     ids: set[str] = field(default_factory=set)
     top: RunState | None = None
 
@@ -67,14 +58,6 @@ class RunContext:
                 return cid
 
 
-def delegation_name(key: str) -> str:
-    return f"agent-{key}"
-
-
-class DelegateInput(BaseModel):
-    prompt: str
-
-
 def tool_message(call: CallState) -> Message:
     """The tool result the model sees, in the model's call order."""
     if call.result_kind == "denied":
@@ -86,7 +69,7 @@ def tool_message(call: CallState) -> Message:
     return Message(role="tool", content=content, tool_call_id=call.id, name=call.name, tool_status=status)
 
 
-async def drive(agent: Agent, state: RunState, rt: RunContext) -> AsyncIterator[Chunk]:
+async def drive(agent: AgentDefinition, state: RunState, rt: RunContext) -> AsyncIterator[Chunk]:
     """Advance ``state`` until it finishes, fails, or waits for decisions; sets ``state.outcome``."""
     run_id = state.run_id
     model = agent.resolved_model()
@@ -147,24 +130,22 @@ async def drive(agent: Agent, state: RunState, rt: RunContext) -> AsyncIterator[
             yield make_chunk("tool-call", run_id, tool_call_id=call.id, tool_name=call.name, args=call.args)
 
 
-async def _process_calls(agent: Agent, state: RunState, rt: RunContext) -> AsyncIterator[Chunk]:
+async def _process_calls(agent: AgentDefinition, state: RunState, rt: RunContext) -> AsyncIterator[Chunk]:
     """Resolve what can be resolved in this step: gate, deny, then run the rest concurrently."""
     run_id = state.run_id
     for call in state.calls:
         if call.status == "new":
             error = _precheck(agent, call)
             if error is not None:
-                _resolve(call, "error", error)
+                call.resolve("error", error)
                 yield make_chunk("tool-error", run_id, tool_call_id=call.id, tool_name=call.name, error=error)
                 continue
             if await _needs_approval(agent, state, call, rt):
-                call.status = "awaiting_approval"
-                call.fingerprint = fingerprint(call.name, call.args)
-                call.pending_since, call.seq = time.time(), rt.next_seq()
+                call.gate(fingerprint(call.name, call.args), rt.next_seq(), time.time())
                 continue
-            call.status = "approved"
+            call.admit()
         if call.status == "declined":
-            _resolve(call, "denied", call.reason or DECLINED_MESSAGE)
+            call.resolve("denied", call.reason or DECLINED_MESSAGE)
             yield make_chunk(
                 "tool-output-denied",
                 run_id,
@@ -173,7 +154,7 @@ async def _process_calls(agent: Agent, state: RunState, rt: RunContext) -> Async
                 args=call.args,
                 reason=call.reason or DECLINED_MESSAGE,
             )
-    runnable = [c for c in state.calls if c.status in ("approved", "resuming", "delegated")]
+    runnable = [c for c in state.calls if c.runnable]
     if len(runnable) == 1:
         async for chunk in _run_call(agent, state, runnable[0], rt):
             yield chunk
@@ -192,20 +173,20 @@ async def _process_calls(agent: Agent, state: RunState, rt: RunContext) -> Async
     now = time.time()
     for call in runnable:
         if call.status == "suspended":
-            call.pending_since, call.seq = now, rt.next_seq()
+            call.mark_pending(now, rt.next_seq())
 
 
 async def _collect(chunks: AsyncIterator[Chunk]) -> list[Chunk]:
     return [c async for c in chunks]
 
 
-def _run_call(agent: Agent, state: RunState, call: CallState, rt: RunContext) -> AsyncIterator[Chunk]:
+def _run_call(agent: AgentDefinition, state: RunState, call: CallState, rt: RunContext) -> AsyncIterator[Chunk]:
     if call.name in agent.delegates:
         return _delegate(agent, state, call, rt)
     return _execute(agent, state, call, rt)
 
 
-def _precheck(agent: Agent, call: CallState) -> str | None:
+def _precheck(agent: AgentDefinition, call: CallState) -> str | None:
     """Unknown tools and invalid arguments become errors the model sees, never crashes."""
     if call.args_error:
         return f"Invalid arguments for tool {call.name!r}: {call.args_error}"
@@ -231,14 +212,9 @@ def _short_errors(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-async def _needs_approval(agent: Agent, state: RunState, call: CallState, rt: RunContext) -> bool:
-    if call.approved:
-        return False
-    explicit = (
-        agent.delegates_require_approval(call.name)
-        if call.name in agent.delegates
-        else agent.tools[call.name].require_approval
-    )
+async def _needs_approval(agent: AgentDefinition, state: RunState, call: CallState, rt: RunContext) -> bool:
+    """Only asked of a ``new`` call; a sub-agent has no explicit setting of its own."""
+    explicit = None if call.name in agent.delegates else agent.tools[call.name].require_approval
     if explicit is True or state.policy == "all":
         return True
     if explicit is False or state.policy == "none":
@@ -267,22 +243,13 @@ async def _needs_approval(agent: Agent, state: RunState, call: CallState, rt: Ru
         return True  # a policy that fails asks for approval
 
 
-def _resolve(call: CallState, kind: str, result: Any) -> None:
-    call.status = "done"
-    call.result_kind = kind  # type: ignore[assignment]
-    call.result = result
-    call.resume_data = None
-    call.child = None
-
-
-async def _execute(agent: Agent, state: RunState, call: CallState, rt: RunContext) -> AsyncIterator[Chunk]:
+async def _execute(agent: AgentDefinition, state: RunState, call: CallState, rt: RunContext) -> AsyncIterator[Chunk]:
     tool: Tool = agent.tools[call.name]
     run_id = state.run_id
     inp = tool.input_schema.model_validate(call.args)
     resume = None
     if call.status == "resuming" and call.resume_data is not None:
         resume = tool.resume_schema.model_validate(call.resume_data) if tool.resume_schema else call.resume_data
-    call.approved = True
     ctx = ToolContext(
         run_id=run_id,
         tool_call_id=call.id,
@@ -303,7 +270,7 @@ async def _execute(agent: Agent, state: RunState, call: CallState, rt: RunContex
                 out = await out
     except Exception as exc:
         message = exc.message if isinstance(exc, WardenError) else f"{type(exc).__name__}: {exc}"
-        _resolve(call, "error", message)
+        call.resolve("error", message)
         yield make_chunk("tool-error", run_id, tool_call_id=call.id, tool_name=call.name, error=message)
         return
     if ctx.suspended or isinstance(out, Suspension):
@@ -312,12 +279,10 @@ async def _execute(agent: Agent, state: RunState, call: CallState, rt: RunContex
             payload = to_jsonable_python(suspension.payload)
         except (TypeError, ValueError) as exc:
             message = f"Tool {call.name!r} suspended with a payload that cannot be stored: {exc}"
-            _resolve(call, "error", message)
+            call.resolve("error", message)
             yield make_chunk("tool-error", run_id, tool_call_id=call.id, tool_name=call.name, error=message)
             return
-        call.status = "suspended"
-        call.suspend_payload = payload
-        call.resume_data = None
+        call.suspend(payload)
         return
     try:
         if tool.output_schema is not None and not isinstance(out, tool.output_schema):
@@ -325,22 +290,20 @@ async def _execute(agent: Agent, state: RunState, call: CallState, rt: RunContex
         result = to_jsonable_python(out)
     except (ValidationError, TypeError, ValueError) as exc:
         message = f"Tool {call.name!r} returned an invalid result: {exc}"
-        _resolve(call, "error", message)
+        call.resolve("error", message)
         yield make_chunk("tool-error", run_id, tool_call_id=call.id, tool_name=call.name, error=message)
         return
-    _resolve(call, "result", result)
+    call.resolve("result", result)
     yield make_chunk("tool-result", run_id, tool_call_id=call.id, tool_name=call.name, result=result, is_error=False)
 
 
-async def _delegate(agent: Agent, state: RunState, call: CallState, rt: RunContext) -> AsyncIterator[Chunk]:
+async def _delegate(agent: AgentDefinition, state: RunState, call: CallState, rt: RunContext) -> AsyncIterator[Chunk]:
     """Run (or continue) a sub-agent as a nested run; its final text is the tool's result."""
     sub = agent.delegates[call.name]
-    call.approved = True
-    if call.child is None:
-        prompt = DelegateInput.model_validate(call.args).prompt
-        call.child = sub.new_state(run_id=state.run_id, parent=state, prompt=prompt)
     child = call.child
-    call.status = "delegated"
+    if child is None:
+        child = child_state(sub, parent=state, prompt=DelegateInput.model_validate(call.args).prompt)
+    call.delegate(child)
     try:
         # A sub-agent's own chunks stay inside it: the top stream shows the
         # delegation's result, and every call waiting for a decision at any depth
@@ -348,13 +311,29 @@ async def _delegate(agent: Agent, state: RunState, call: CallState, rt: RunConte
         async for _ in drive(sub, child, rt):
             pass
     except WardenError as exc:
-        _resolve(call, "error", f"Sub-agent {sub.id!r} failed: {exc.message}")
+        call.resolve("error", f"Sub-agent {sub.id!r} failed: {exc.message}")
         yield make_chunk("tool-error", state.run_id, tool_call_id=call.id, tool_name=call.name, error=call.result)
         return
     if child.outcome == "suspended":
         return
     text = "".join(m.content for m in child.messages[-1:] if m.role == "assistant")
-    _resolve(call, "result", text)
+    call.resolve("result", text)
     yield make_chunk(
         "tool-result", state.run_id, tool_call_id=call.id, tool_name=call.name, result=text, is_error=False
+    )
+
+
+def child_state(sub: AgentDefinition, *, parent: RunState, prompt: str) -> RunState:
+    """The nested run of sub-agent ``sub`` inside ``parent`` (same run id, thread and context)."""
+    return RunState(
+        run_id=parent.run_id,
+        agent_id=sub.id,
+        agent_path=[*parent.agent_path, sub.id],
+        thread_id=parent.thread_id,
+        resource_id=parent.resource_id,
+        messages=[Message(role="user", content=prompt)],
+        max_steps=sub.default_options.get("max_steps", parent.max_steps),
+        policy=policy_mode(sub.default_options.get("require_tool_approval")),
+        request_context=parent.request_context,
+        created_at=parent.created_at,
     )

@@ -21,6 +21,7 @@ __all__ = [
     "CorruptRecord",
     "CorruptSnapshot",
     "FingerprintMismatch",
+    "IllegalTransition",
     "InvalidRequest",
     "InvalidToolDefinition",
     "ModelError",
@@ -107,3 +108,9 @@ class ProviderConfigError(WardenError):
     """A model string names an unknown provider, or a needed key/setting is missing."""
 
     code = "PROVIDER_CONFIG_ERROR"
+
+
+class IllegalTransition(WardenError):
+    """A tool call was asked to move to a state its current state does not lead to (a bug)."""
+
+    code = "AGENT_ILLEGAL_CALL_TRANSITION"

@@ -17,8 +17,8 @@ from agent_core.chunks import (
     make_chunk,
 )
 from agent_core.errors import WardenError
+from agent_core.fold import StepSummary, StreamFold, StreamStatus, result_fields
 from agent_core.models import Usage
-from agent_core.wire import StreamFold, StreamStatus, result_fields
 
 __all__ = ["AgentStream", "GenerateResult", "StepSummary", "StreamStatus"]
 
@@ -150,13 +150,6 @@ class AgentStream:
     aclose = cancel
 
 
-class StepSummary(BaseModel):
-    step: int
-    text: str = ""
-    finish_reason: str | None = None
-    tool_calls: list[ToolCallPayload] = Field(default_factory=list)
-
-
 class GenerateResult(BaseModel):
     """The complete outcome of ``generate`` (or of a stream read to its end)."""
 
@@ -176,5 +169,5 @@ class GenerateResult(BaseModel):
     @classmethod
     def from_chunks(cls, run_id: str, chunks: list[Chunk], stream: Any = None) -> GenerateResult:
         """The result of a stream's chunks; ``stream`` (an ``AgentStream``, a remote stream or a
-        ``wire.StreamFold``) gives its outcome (status, finish reason, suspension, usage, error)."""
+        ``fold.StreamFold``) gives its outcome (status, finish reason, suspension, usage, error)."""
         return cls(**result_fields(run_id, chunks, stream))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any, get_type_hints
 
@@ -26,7 +26,7 @@ class Suspension:
     def __init__(self, payload: Any) -> None:
         self.payload = payload
 
-    def __await__(self):  # type: ignore[no-untyped-def]
+    def __await__(self) -> Generator[Any, None, Suspension]:
         return self
         yield  # pragma: no cover - makes this a generator
 
@@ -183,14 +183,13 @@ def tool(
                 kwargs[ctx_param] = ctx
             return kwargs
 
-        if is_async:
+        async def execute_async(inp: BaseModel, ctx: ToolContext) -> Any:
+            return await f(**call_kwargs(inp, ctx))
 
-            async def execute(inp: BaseModel, ctx: ToolContext) -> Any:
-                return await f(**call_kwargs(inp, ctx))
-        else:
+        def execute_sync(inp: BaseModel, ctx: ToolContext) -> Any:
+            return f(**call_kwargs(inp, ctx))
 
-            def execute(inp: BaseModel, ctx: ToolContext) -> Any:
-                return f(**call_kwargs(inp, ctx))
+        execute: ExecuteFn = execute_async if is_async else execute_sync
 
         return Tool(
             id=tool_id,
@@ -208,6 +207,3 @@ def tool(
 
 def _camel(name: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in name.replace("-", "_").split("_") if p) or "Tool"
-
-
-ApprovalPolicy = bool | Callable[[Any], "bool | Awaitable[bool]"]

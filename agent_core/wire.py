@@ -2,7 +2,7 @@
 
 Routes (Mastra's paths), header names, the error-code -> HTTP-status map and the
 error body, the camelCase encoding of results, chunks and listings and their
-decoding, and the one fold of chunks into a stream's outcome (``StreamFold``),
+decoding; the fold of chunks into a stream's outcome lives in ``agent_core.fold`` ,
 which ``AgentStream``, the remote streams and ``GenerateResult.from_chunks`` share.
 
 Plain pydantic: this module imports neither Starlette nor httpx (an import
@@ -18,8 +18,8 @@ import dataclasses
 import datetime as _dt
 import enum
 import json
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from pydantic import BaseModel
@@ -41,12 +41,13 @@ from agent_core.errors import (
     WardenError,
     WrongDecisionKind,
 )
+from agent_core.fold import StepSummary
 from agent_core.models import Message, Usage
+from agent_core.stream import GenerateResult
 from agent_core.views import SuspendedRun, SuspendedRunList
 
 if TYPE_CHECKING:
-    from agent_core.chunks import ToolCallApprovalPayload, ToolCallSuspendedPayload
-    from agent_core.stream import GenerateResult
+    pass
 
 # ---------------------------------------------------------------------------------------------
 # routes (Mastra's paths; ``{agentId}`` and ``{runId}`` are filled by ``path``)
@@ -408,8 +409,6 @@ def decode_chunk(data: dict[str, Any]) -> Chunk | None:
 
 def decode_generate_result(data: dict[str, Any]) -> GenerateResult:
     """The JSON of a ``/generate``-style route -> the runtime's own ``GenerateResult``."""
-    from agent_core.stream import GenerateResult, StepSummary  # agent_core.stream imports this module
-
     payload = data.get("suspendPayload")
     kind = data.get("suspendType")
     suspend_payload = None
@@ -447,100 +446,3 @@ def decode_suspended_run(data: Any) -> SuspendedRun:
 
 def decode_suspended_run_list(data: Any) -> SuspendedRunList:
     return SuspendedRunList.model_validate(data)
-
-
-# ---------------------------------------------------------------------------------------------
-# the fold of chunks into a stream's outcome
-
-StreamStatus = Literal["running", "finished", "suspended", "failed"]
-
-
-class StreamFold:
-    """What a stream's chunks say about its run: ``status``, ``finish_reason``,
-    ``suspend_payload``, ``usage``, ``error``. The last telling chunk wins.
-
-    ``AgentStream`` (in process) and the client's remote streams feed it the same
-    chunks, so both report the same outcome; ``result_fields`` builds a ``GenerateResult``.
-    """
-
-    def __init__(self) -> None:
-        self.status: StreamStatus = "running"
-        self.finish_reason: str | None = None
-        self.suspend_payload: ToolCallApprovalPayload | ToolCallSuspendedPayload | None = None
-        self.error: str | None = None
-        self.usage = Usage()
-
-    def observe(self, chunk: Chunk) -> None:
-        t = chunk.type
-        if t in ("tool-call-approval", "tool-call-suspended"):
-            self.status = "suspended"
-            self.finish_reason = "suspended"
-            self.suspend_payload = chunk.payload  # type: ignore[assignment]
-        elif t == "finish":
-            self.status = "finished"
-            self.finish_reason = chunk.payload.finish_reason  # type: ignore[union-attr]
-            self.usage = chunk.payload.usage  # type: ignore[union-attr]
-        elif t == "error":
-            self.status = "failed"
-            self.finish_reason = "error"
-            self.error = chunk.payload.error  # type: ignore[union-attr]
-
-    def cancelled(self) -> None:
-        self.status = "failed"
-        self.error = self.error or "cancelled"
-
-    def end(self, *, unterminated: StreamStatus = "finished") -> None:
-        """The stream is over. One that ended without ``finish``, ``error`` or a suspension gets
-        ``unterminated``: "finished" in process (the producer just stopped), "failed" over HTTP
-        (the connection was cut)."""
-        if self.status == "running":
-            self.status = unterminated
-            if unterminated == "failed":
-                self.finish_reason = self.finish_reason or "error"
-
-
-def result_fields(run_id: str, chunks: Iterable[Chunk], outcome: Any = None) -> dict[str, Any]:
-    """The fields of the ``GenerateResult`` of ``chunks``; ``outcome`` (a ``StreamFold`` or a stream
-    exposing the same attributes) gives status, finish reason, suspension, usage and error."""
-    text: list[str] = []
-    steps: list[Any] = []
-    current: Any = None
-    tool_calls: list[ToolCallPayload] = []
-    tool_results: list[ToolResultPayload] = []
-    from agent_core.stream import StepSummary  # agent_core.stream imports this module
-
-    for c in chunks:
-        p: Any = c.payload
-        if c.type == "step-start":
-            current = StepSummary(step=p.step)
-            steps.append(current)
-        elif c.type == "text-delta":
-            text.append(p.text)
-            if current is not None:
-                current.text += p.text
-        elif c.type == "tool-call":
-            tool_calls.append(p)
-            if current is not None:
-                current.tool_calls.append(p)
-        elif c.type == "tool-result":
-            tool_results.append(p)
-        elif c.type == "step-finish" and current is not None:
-            current.finish_reason = p.finish_reason
-    status = outcome.status if outcome is not None else "finished"
-    finish = outcome.finish_reason if outcome is not None else None
-    if status == "suspended":
-        finish = "suspended"
-    elif status == "failed":
-        finish = "error"
-    return {
-        "run_id": run_id,
-        "text": "".join(text),
-        "finish_reason": finish or "stop",
-        "suspend_payload": outcome.suspend_payload if outcome is not None and status == "suspended" else None,
-        "steps": steps,
-        "tool_calls": tool_calls,
-        "tool_results": tool_results,
-        "usage": outcome.usage if outcome is not None else Usage(),
-        "error": outcome.error if outcome is not None else None,
-        "status": status,
-    }

@@ -186,3 +186,24 @@ async def test_sync_tools_and_the_tool_decorator():
     assert calls == [(5, "bob", "t1")] and res.finish_reason == "suspended"
     done = await agent.resume_generate({"name": "Ann"}, run_id=out.run_id)
     assert 'ask="hi Ann"' in done.text and 'transfer={"moved": 5}' in done.text
+
+
+async def test_an_approved_call_that_suspends_is_not_gated_again_on_resume():
+    runs = []
+
+    @tool(require_approval=True)
+    def wire(amount: int, ctx: ToolContext) -> str:
+        runs.append(ctx.resume_data)
+        if ctx.resume_data is None:
+            return ctx.suspend({"q": "which account?"})
+        return f"wired {amount} from {ctx.resume_data['account']}"
+
+    agent = Agent(id="a", model=calls_then([("wire", {"amount": 5}, "w1")], echo_results()), tools=[wire])
+    out = await agent.generate("go", require_tool_approval=True)
+    assert out.suspend_payload.tool_call_id == "w1" and out.finish_reason == "suspended"
+    approved = await agent.approve_tool_call(run_id=out.run_id, tool_call_id="w1")
+    chunks = await drain(approved)
+    assert types(chunks)[-1] == "tool-call-suspended" and "tool-call-approval" not in types(chunks)
+    res = await agent.resume_generate({"account": "main"}, run_id=out.run_id, tool_call_id="w1")
+    assert res.finish_reason == "stop" and "wired 5 from main" in res.text
+    assert runs == [None, {"account": "main"}]

@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from agent_core import wire
+from agent_core import fold, wire
 from agent_core.chunks import Chunk
 from agent_core.models import Usage
 from agent_core.stream import GenerateResult
@@ -58,13 +58,13 @@ def suspended_run_list(data: Any) -> SuspendedRunList:
 
 
 class StreamState:
-    """Chunks read so far and what they say about the run (``wire.StreamFold``)."""
+    """Chunks read so far and what they say about the run (``fold.StreamFold``)."""
 
     def __init__(self, run_id: str | None) -> None:
         self.run_id: str = run_id or ""
         self.chunks: list[Chunk] = []
         self.done = False
-        self.fold = wire.StreamFold()
+        self.fold = fold.StreamFold()
 
     def add(self, data: dict[str, Any]) -> None:
         chunk = wire.decode_chunk(data)

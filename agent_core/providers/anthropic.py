@@ -70,7 +70,7 @@ def convert_messages(messages: list[Message]) -> tuple[str | None, list[dict[str
         blocks: list[dict[str, Any]] = []
         if m.role == "tool":
             role = "user"
-            block = {
+            block: dict[str, Any] = {
                 "type": "tool_result",
                 "tool_use_id": _tool_id(m.tool_call_id, "toolu_missing"),
                 "content": m.content,

@@ -216,7 +216,8 @@ def strip_strict_nulls(
         return out
     if isinstance(value, list) and isinstance(node.get("items"), dict):
         return [strip_strict_nulls(v, original, _root=root, _node=node["items"]) for v in value]
-    branches = [_resolve(b, root) for b in node.get("anyOf", node.get("oneOf", []))]
+    alternatives = node.get("anyOf", node.get("oneOf")) or []
+    branches = [_resolve(b, root) for b in alternatives]
     non_null = [b for b in branches if isinstance(b, dict) and _type_names(b) != {"null"}]
     if len(non_null) > 1 and isinstance(value, dict):
         non_null = [b for b in non_null if _tagged(b, value)]

@@ -1,0 +1,341 @@
+"""Decisions on waiting tool calls: validate, compare-and-set through the store, then apply.
+
+A decision (approve / decline / resume) is one compare-and-set transaction in
+the store that also validates it (kind, fingerprint, resume data, snapshot)
+and takes the run's lease; its errors raise from the ``await`` and change
+nothing. The returned stream then applies the decision: it moves the call
+(``CallState.approve`` / ``decline`` / ``resume``), continues the run
+(``agent_core.persist``), and either ends it (snapshot deleted) or stores it
+again. Decisions on different calls of one run serialise on the lease, so
+none is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from agent_core.call_state import RunState
+from agent_core.chunks import Chunk, make_chunk
+from agent_core.definition import HostedAgent
+from agent_core.errors import (
+    AlreadyDecided,
+    AmbiguousToolCall,
+    CorruptSnapshot,
+    FingerprintMismatch,
+    ResumeDataInvalid,
+    SnapshotNotFound,
+    ToolCallNotSuspended,
+    WardenError,
+    WrongDecisionKind,
+)
+from agent_core.models import Message
+from agent_core.persist import Runs
+from agent_core.snapshot import find_call
+from agent_core.stream import AgentStream
+from agent_core.views import SuspendedRunList
+from storage.base import Store
+from storage.records import ClaimResult, Decision, PendingCallRow, RunRow
+
+DecisionKind = Literal["approve", "decline", "resume"]
+#: the kinds of waiting call (``PendingCallRow.kind``) each decision applies to.
+_KINDS: dict[DecisionKind, tuple[Literal["approval", "suspend"], ...]] = {
+    "approve": ("approval",),
+    "decline": ("approval", "suspend"),
+    "resume": ("suspend",),
+}
+
+
+class Decisions:
+    """Takes and applies decisions on the runs of one store."""
+
+    def __init__(self, runs: Runs, *, lease_seconds: float, actor: str | None) -> None:
+        self.runs = runs
+        self.store: Store = runs.store
+        self.lease_seconds = lease_seconds
+        self.actor = actor
+
+    async def decide(
+        self,
+        agent: HostedAgent,
+        kind: DecisionKind,
+        *,
+        run_id: str,
+        tool_call_id: str | None = None,
+        fingerprint: str | None = None,
+        reason: str | None = None,
+        resume_data: Any = None,
+        followups: list[Message] | None = None,
+    ) -> AgentStream:
+        """Record a decision atomically, then return the stream that applies it.
+
+        ``followups``: user messages (auto-resume) that join the conversation
+        after the tool results of the step being decided.
+        """
+        owner = uuid.uuid4().hex
+        captured: dict[str, Any] = {}
+
+        def check(call: PendingCallRow, run: RunRow) -> Decision:
+            if run.agent_id != agent.id:
+                raise SnapshotNotFound(
+                    f"run {run_id!r} in {self.store.name} belongs to agent {run.agent_id!r}, not {agent.id!r}"
+                )
+            state = RunState.from_json(run.snapshot, run_id=run_id, store=self.store.name)
+            if find_call(state, call.tool_call_id) is None:
+                raise CorruptSnapshot(
+                    f"snapshot of run {run_id!r} in {self.store.name} has no tool call {call.tool_call_id!r}"
+                )
+            if kind == "approve":
+                if call.kind != "approval":
+                    raise WrongDecisionKind(
+                        f"tool call {call.tool_call_id!r} of run {run_id!r} waits for resume "
+                        "data, not approval: use resume_stream"
+                    )
+                if fingerprint is not None and fingerprint != call.fingerprint:
+                    raise FingerprintMismatch(
+                        f"fingerprint {fingerprint!r} does not match tool call {call.tool_call_id!r} of run "
+                        f"{run_id!r} ({call.fingerprint}); nothing was executed"
+                    )
+                decision = Decision("approved", actor=self.actor)
+            elif kind == "decline":
+                decision = Decision("declined", reason=reason, actor=self.actor)
+            else:
+                if call.kind != "suspend":
+                    raise WrongDecisionKind(
+                        f"tool call {call.tool_call_id!r} of run {run_id!r} waits for "
+                        "approval, not resume data: use approve_tool_call"
+                    )
+                captured["resume_data"] = self._validate_resume(agent, call, resume_data, run_id)
+                decision = Decision("resuming", actor=self.actor)
+            captured["state"] = state
+            return decision
+
+        claim = await self.store.claim(
+            run_id, tool_call_id, kinds=_KINDS[kind], decide=check, owner=owner, lease_seconds=self.lease_seconds
+        )
+        self._raise_for(claim, run_id, tool_call_id, kind)
+        assert claim.call is not None
+        state: RunState | None = captured["state"] if claim.run is not None else None
+        return AgentStream(
+            run_id,
+            self._apply(agent, kind, claim.call, state, owner, reason, captured.get("resume_data"), followups or []),
+        )
+
+    def _raise_for(self, claim: ClaimResult, run_id: str, tool_call_id: str | None, kind: DecisionKind) -> None:
+        if claim.outcome == "ok":
+            return
+        call = f"tool call {tool_call_id!r}" if tool_call_id else "the latest pending tool call"
+        if claim.outcome == "not_pending" or claim.audited:
+            status = claim.call.status if claim.call else "decided"
+            raise AlreadyDecided(f"{call} of run {run_id!r} was already decided ({status}) in {self.store.name}")
+        if claim.outcome == "no_run":
+            raise SnapshotNotFound(
+                f"no snapshot found for run {run_id!r} in {self.store.name}: it never "
+                "suspended, has already finished, or lives in another store"
+            )
+        if claim.outcome == "no_call_of_kind":
+            wanted = "approval" if kind == "approve" else "resume data"
+            raise WrongDecisionKind(f"run {run_id!r} has no tool call waiting for {wanted}")
+        raise ToolCallNotSuspended(
+            f"run {run_id!r} in {self.store.name} has no pending {call if tool_call_id else 'tool call'}"
+        )
+
+    def _validate_resume(self, agent: HostedAgent, call: PendingCallRow, data: Any, run_id: str) -> Any:
+        owner = agent.descendant(call.agent_path)
+        tool = owner.tools.get(call.tool_name) if owner is not None else None
+        if tool is None or tool.resume_schema is None:
+            if not isinstance(data, dict):
+                raise ResumeDataInvalid(f"resume data for tool call {call.tool_call_id!r} must be an object")
+            return data
+        try:
+            return tool.resume_schema.model_validate(data).model_dump(mode="json")
+        except ValidationError as exc:
+            errors = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in exc.errors()]
+            detail = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in errors)
+            raise ResumeDataInvalid(
+                f"resume data for tool {call.tool_name!r} (call {call.tool_call_id!r}, run {run_id!r}) fails its "
+                f"resume_schema: {detail}; the run is unchanged",
+                errors=errors,
+            ) from exc
+
+    async def _apply(
+        self,
+        agent: HostedAgent,
+        kind: DecisionKind,
+        call: PendingCallRow,
+        claimed: RunState | None,
+        owner: str,
+        reason: str | None,
+        resume_data: Any,
+        followups: list[Message],
+    ) -> AsyncIterator[Chunk]:
+        run_id = call.run_id
+        started = False
+        try:
+            if claimed is None:  # another holder is applying a decision on this run: wait for it
+                waited = await self._wait_for_lease(run_id, owner)
+                if isinstance(waited, Chunk):
+                    yield waited
+                    return
+                state = waited
+            else:
+                state = claimed
+            found = find_call(state, call.tool_call_id)
+            problem: tuple[str, str] | None = None
+            if found is None:
+                problem = (CorruptSnapshot.code, f"snapshot of run {run_id!r} has no tool call {call.tool_call_id!r}")
+            elif not found[1].decidable:
+                # Never apply a decision twice (e.g. a decision that was withdrawn and
+                # taken again after the first one had in fact been applied).
+                problem = (
+                    AlreadyDecided.code,
+                    f"tool call {call.tool_call_id!r} of run {run_id!r} was already "
+                    f"applied ({found[1].status}); nothing was executed",
+                )
+            if problem is not None:
+                await self.store.release(run_id, owner)
+                yield make_chunk("error", run_id, code=problem[0], error=problem[1])
+                return
+            assert found is not None
+            _, target = found
+            if kind == "approve":
+                target.approve()
+            elif kind == "decline":
+                target.decline(reason)
+            else:
+                target.resume(resume_data)
+            state.followups.extend(followups)
+            started = True
+            heartbeat = asyncio.get_running_loop().create_task(self._keep_lease(run_id, owner))
+            try:
+                async for chunk in self.runs.advance(agent, state, owner=owner, applied=[call.tool_call_id]):
+                    yield chunk
+            finally:
+                heartbeat.cancel()
+        except (asyncio.CancelledError, GeneratorExit):
+            # Interrupted: free the run for others; a decision whose tool never
+            # started goes back to pending rather than being lost.
+            await asyncio.shield(self.store.release(run_id, owner, reset_call=None if started else call.tool_call_id))
+            raise
+
+    async def _keep_lease(self, run_id: str, owner: str) -> None:
+        """Renew the lease while a decision is applied, so a long tool never loses its run."""
+        while True:
+            await asyncio.sleep(self.lease_seconds / 3)
+            try:
+                if not await self.store.renew_lease(run_id, owner, self.lease_seconds):
+                    return
+            except WardenError:
+                return
+
+    async def _wait_for_lease(self, run_id: str, owner: str) -> RunState | Chunk:
+        delay = 0.002
+        while True:
+            row = await self.store.acquire_lease(run_id, owner, self.lease_seconds)
+            if row is not None:
+                try:
+                    return RunState.from_json(row.snapshot, run_id=run_id, store=self.store.name)
+                except CorruptSnapshot as exc:
+                    await self.store.release(run_id, owner)
+                    return make_chunk("error", run_id, error=exc.message, code=exc.code)
+            if await self.store.get_run(run_id) is None:
+                return make_chunk(
+                    "error",
+                    run_id,
+                    code=SnapshotNotFound.code,
+                    error=f"run {run_id!r} ended before this decision could be applied",
+                )
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.25)
+
+    # -- finding the call a decision is about ----------------------------------------------------
+    async def run_of_decided(self, run_id: str, tool_call_id: str | None) -> RunRow:
+        """The stored run a decision by run id is about; or why there is none (from the audit log)."""
+        run = await self.store.get_run(run_id)
+        if run is not None:
+            return run
+        if tool_call_id is not None:
+            audit = await self.store.audit_log(run_id, tool_call_id)
+            if audit:
+                raise AlreadyDecided(
+                    f"tool call {tool_call_id!r} of run {run_id!r} was already decided "
+                    f"({audit[-1].decision}) in {self.store.name}"
+                )
+        raise SnapshotNotFound(
+            f"no snapshot found for run {run_id!r} in {self.store.name}: it never "
+            "suspended, has already finished, or lives in another store"
+        )
+
+    async def send_tool_approval(
+        self,
+        agent: HostedAgent,
+        *,
+        thread_id: str,
+        resource_id: str | None = None,
+        approved: bool,
+        tool_call_id: str | None = None,
+        run_id: str | None = None,
+        resume_data: Any = None,
+        reason: str | None = None,
+    ) -> AgentStream:
+        """Decide a thread's pending call without knowing its run id: found in storage."""
+        if run_id is None:
+            listing = await list_suspended(
+                self.store, agent_id=agent.id, thread_id=thread_id, resource_id=resource_id, per_page=100
+            )
+            matches = [
+                (r, c)
+                for r in listing.runs
+                for c in r.tool_calls
+                if tool_call_id is None or c.tool_call_id == tool_call_id
+            ]
+            if not matches:
+                raise SnapshotNotFound(
+                    f"no suspended run for agent {agent.id!r} in thread {thread_id!r}"
+                    + (f" with tool call {tool_call_id!r}" if tool_call_id else "")
+                    + f" in {self.store.name}"
+                )
+            if len(matches) > 1:
+                ids = ", ".join(c.tool_call_id for _, c in matches[:10])
+                raise AmbiguousToolCall(
+                    f"thread {thread_id!r} has {len(matches)} pending tool calls ({ids}); "
+                    "pass tool_call_id to choose one"
+                )
+            run, call = matches[0]
+            run_id, tool_call_id = run.run_id, call.tool_call_id
+            kind: str | None = call.kind
+        else:
+            kind = None
+        if not approved:
+            return await self.decide(agent, "decline", run_id=run_id, tool_call_id=tool_call_id, reason=reason)
+        if kind == "suspend" or (kind is None and resume_data is not None):
+            return await self.decide(
+                agent,
+                "resume",
+                run_id=run_id,
+                tool_call_id=tool_call_id,
+                resume_data=resume_data if resume_data is not None else {},
+            )
+        return await self.decide(agent, "approve", run_id=run_id, tool_call_id=tool_call_id)
+
+
+async def list_suspended(
+    store: Store,
+    *,
+    agent_id: str | None = None,
+    thread_id: str | None = None,
+    resource_id: str | None = None,
+    page: int = 0,
+    per_page: int = 50,
+) -> SuspendedRunList:
+    """One page of the store's pending runs, as views."""
+    if page < 0 or per_page < 1:
+        raise ValueError("page must be >= 0 and per_page >= 1")
+    rows, total = await store.list_suspended(
+        agent_id=agent_id, thread_id=thread_id, resource_id=resource_id, page=page, per_page=per_page
+    )
+    return SuspendedRunList.from_rows(rows, total=total, page=page, per_page=per_page)

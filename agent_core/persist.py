@@ -1,0 +1,163 @@
+"""Persisting an advanced run: store it suspended, finish it, or fail it, and save its memory.
+
+``Runs.advance`` drives a run (``agent_core.engine``) and then records the
+outcome in the store. "Snapshot first": a suspended run is durable *before*
+the ``tool-call-approval`` / ``tool-call-suspended`` chunks are yielded.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from agent_core.call_state import RunState
+from agent_core.chunks import Chunk, make_chunk
+from agent_core.definition import HostedAgent, PolicyFn
+from agent_core.engine import RunContext, drive
+from agent_core.errors import WardenError
+from agent_core.fingerprint import fingerprint
+from agent_core.snapshot import pending_leaves, used_ids
+from storage.base import Store
+from storage.records import PendingCallRow, RunRow
+
+
+class Runs:
+    """Advances runs against one store; holds the in-process policy functions of live runs."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        #: run id -> the request's ``require_tool_approval`` function (cannot be stored).
+        self.policies: dict[str, PolicyFn] = {}
+
+    async def advance(
+        self,
+        agent: HostedAgent,
+        state: RunState,
+        *,
+        owner: str | None,
+        applied: list[str],
+        emit_start: bool = True,
+    ) -> AsyncIterator[Chunk]:
+        """Drive ``state`` as far as it goes, then store it (suspended), or end it (finished / failed).
+
+        ``owner``: the lease holder applying a decision (None for a new run);
+        ``applied``: the tool-call ids whose decisions this advance applied.
+        """
+        run_id = state.run_id
+        rt = RunContext(request_policy=self.policies.get(run_id), ids=used_ids(state), top=state)
+        if emit_start:
+            yield make_chunk("start", run_id, agent_id=agent.id)
+        if owner is not None:
+            # A resumed stream repeats the calls of the step it resolves, so each
+            # tool-result it carries follows its tool-call (clients such as
+            # @mastra/client-js expect that); consumers dedupe by tool_call_id.
+            for call in state.calls:
+                if call.status != "done":
+                    yield make_chunk("tool-call", run_id, tool_call_id=call.id, tool_name=call.name, args=call.args)
+        failure: WardenError | None = None
+        state.outcome = "running"
+        try:
+            async for chunk in drive(agent, state, rt):
+                yield chunk
+        except WardenError as exc:
+            failure = exc
+        except Exception as exc:  # a bug in user code outside a tool: still end cleanly
+            failure = WardenError(f"{type(exc).__name__}: {exc}", code="AGENT_RUN_FAILED")
+        if failure is not None:
+            state.outcome, state.error = "failed", failure.message
+            self.policies.pop(run_id, None)
+            if owner is not None:
+                await self.store.fail_run(run_id, owner, state.to_json(), failure.message)
+            yield make_chunk("error", run_id, error=failure.message, code=failure.code)
+            return
+        await self.save_memory(agent, state)
+        if state.outcome == "suspended":
+            for chunk in await self._save_suspended(agent, state, owner=owner, applied=applied):
+                yield chunk
+            return
+        self.policies.pop(run_id, None)
+        if owner is not None:
+            await self.store.finish_run(run_id, owner)
+        yield make_chunk("finish", run_id, finish_reason=state.finish_reason or "stop", usage=state.usage)
+
+    async def _save_suspended(
+        self, agent: HostedAgent, state: RunState, *, owner: str | None, applied: list[str]
+    ) -> list[Chunk]:
+        """Store the suspended run and its waiting calls; the chunks that announce them (or an error)."""
+        run_id = state.run_id
+        leaves = pending_leaves(state)
+        now = time.time()
+        rows = [
+            PendingCallRow(
+                run_id=run_id,
+                tool_call_id=leaf.call.id,
+                tool_name=leaf.call.name,
+                kind=leaf.kind,
+                args=leaf.call.args,
+                fingerprint=leaf.call.fingerprint or fingerprint(leaf.call.name, leaf.call.args),
+                suspend_payload=leaf.call.suspend_payload,
+                resume_schema=resume_schema(agent, leaf.agent_path, leaf.call.name),
+                agent_path=leaf.agent_path,
+                seq=leaf.call.seq,
+                created_at=leaf.call.pending_since or now,
+            )
+            for leaf in leaves
+        ]
+        record = RunRow(
+            run_id=run_id,
+            agent_id=state.agent_id,
+            thread_id=state.thread_id,
+            resource_id=state.resource_id,
+            status="suspended",
+            snapshot=state.to_json(),
+            created_at=state.created_at,
+            suspended_at=now,
+        )
+        try:
+            await self.store.save_suspended(record, rows, owner=owner, applied=applied)
+        except WardenError as exc:
+            return [make_chunk("error", run_id, error=exc.message, code=exc.code)]
+        announced: list[Chunk] = []
+        for leaf, row in zip(leaves, rows, strict=True):
+            if leaf.kind == "approval":
+                chunk = make_chunk(
+                    "tool-call-approval",
+                    run_id,
+                    tool_call_id=row.tool_call_id,
+                    tool_name=row.tool_name,
+                    args=row.args,
+                    fingerprint=row.fingerprint,
+                    resume_schema=row.resume_schema,
+                    agent_path=row.agent_path,
+                )
+            else:
+                chunk = make_chunk(
+                    "tool-call-suspended",
+                    run_id,
+                    tool_call_id=row.tool_call_id,
+                    tool_name=row.tool_name,
+                    args=row.args,
+                    suspend_payload=row.suspend_payload,
+                    resume_schema=row.resume_schema,
+                    agent_path=row.agent_path,
+                )
+            announced.append(chunk)
+        return announced
+
+    async def save_memory(self, agent: HostedAgent, state: RunState) -> None:
+        if agent.memory is None or not state.thread_id:
+            return
+        fresh = state.messages[state.memory_saved :]
+        if fresh:
+            await self.store.append_messages(
+                state.thread_id, state.resource_id, [m.model_dump(mode="json", exclude_defaults=True) for m in fresh]
+            )
+            state.memory_saved = len(state.messages)
+
+
+def resume_schema(top: HostedAgent, agent_path: list[str], tool_name: str) -> dict[str, Any] | None:
+    """The JSON Schema of the resume data of ``tool_name`` in the agent at ``agent_path``."""
+    owner = top.descendant(agent_path)
+    tool = owner.tools.get(tool_name) if owner is not None else None
+    return tool.resume_json_schema() if tool is not None else None
