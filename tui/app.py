@@ -8,16 +8,18 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 from textual.widgets import Input
+from textual.worker import Worker
 
 from agent_core.errors import WardenError
 from tui import keymap
 from tui.backend import GONE, ConsoleBackend, PendingCall, RunStream
-from tui.messages import CallResolved, DecisionNeeded, OpenCall
+from tui.messages import CallResolved, CallsGone, DecideCall, DecisionNeeded, OpenCall, RunRequested
+from tui.reconcile import Removal, dialogs_to_close
 from tui.screens.approval import ApprovalDecision, ApprovalModal
 from tui.screens.error import ErrorModal
 from tui.screens.picker import PendingPicker
@@ -90,7 +92,7 @@ class WardenApp(App[None]):
 
     @property
     def run_screen(self) -> RunScreen:
-        return self.screen_stack[0]  # type: ignore[return-value]
+        return cast(RunScreen, self.screen_stack[0])
 
     def on_mount(self) -> None:
         if self.status_refresh > 0:
@@ -110,7 +112,7 @@ class WardenApp(App[None]):
             await self.backend.aclose()
 
     # -- one worker pattern: backend calls with errors to a modal -------------------------------
-    def run_backend(self, work: Callable[[], Awaitable[Any]], title: str) -> None:
+    def run_backend(self, work: Callable[[], Awaitable[Any]], title: str) -> Worker[None]:
         """Run ``work()`` in a worker; a failure opens an error modal (``WardenError``: code + message)."""
 
         async def guarded() -> None:
@@ -121,7 +123,7 @@ class WardenApp(App[None]):
             except Exception as error:  # a worker must never take the console down
                 self.push_screen(ErrorModal(title, f"{type(error).__name__}: {error}"))
 
-        self.run_worker(guarded, group="backend", exit_on_error=False)
+        return self.run_worker(guarded, group="backend", exit_on_error=False)
 
     async def consume(self, stream: RunStream) -> None:
         screen = self.run_screen
@@ -143,6 +145,9 @@ class WardenApp(App[None]):
         stream = await start
         await self.consume(stream)
 
+    def on_run_requested(self, message: RunRequested) -> None:
+        self.start_run(message.agent_id, message.prompt)
+
     def start_run(self, agent_id: str, prompt: str) -> None:
         self.run_screen.status.run_state = "starting"
         self.run_backend(
@@ -161,8 +166,10 @@ class WardenApp(App[None]):
         except WardenError:
             pass
 
-    def refresh_pending_count(self) -> None:
-        self.run_worker(self.refresh_pending_count_now, group="pending-count", exclusive=True, exit_on_error=False)
+    def refresh_pending_count(self) -> Worker[None]:
+        return self.run_worker(
+            self.refresh_pending_count_now, group="pending-count", exclusive=True, exit_on_error=False
+        )
 
     # -- dialogs -------------------------------------------------------------------------------
     def on_decision_needed(self, message: DecisionNeeded) -> None:
@@ -219,13 +226,18 @@ class WardenApp(App[None]):
             self.run_backend(lambda: self.consume(stream), "The resumed run failed")
         self._dialog_closed()
 
-    def calls_decided_elsewhere(self, calls: list[PendingCall]) -> None:
-        """A poll found ``calls`` no longer pending: close an open dialog on one of them (acting
-        on it could only fail), with a notification saying why. Called by the run screen."""
-        keys = {c.key for c in calls}
-        self._dialog_queue = deque(c for c in self._dialog_queue if c.key not in keys)
-        for screen in self.screen_stack:
-            if isinstance(screen, ApprovalModal | ResumeFormModal) and screen.call.key in keys:
+    def on_calls_gone(self, message: CallsGone) -> None:
+        self.calls_decided_elsewhere(message.removals)
+
+    def calls_decided_elsewhere(self, removals: list[Removal]) -> None:
+        """A poll found calls no longer pending: close an open dialog on one of them (acting
+        on it could only fail), with a notification saying why; drop queued ones."""
+        queued = {r.call.key for r in dialogs_to_close(removals, self._dialog_queue)}
+        self._dialog_queue = deque(c for c in self._dialog_queue if c.key not in queued)
+        dialogs = [s for s in self.screen_stack if isinstance(s, ApprovalModal | ResumeFormModal)]
+        closing = {r.call.key for r in dialogs_to_close(removals, [d.call for d in dialogs])}
+        for screen in dialogs:
+            if screen.call.key in closing:
                 if screen.close_as_decided_elsewhere():
                     call = screen.call
                     tool = escape_unsafe(call.tool_name, multiline=False)  # untrusted, and not markup
@@ -262,6 +274,9 @@ class WardenApp(App[None]):
 
         verb = "approve" if approve else "decline"
         self.run_backend(go, f"Could not {verb} {call.tool_name}")
+
+    def on_decide_call(self, message: DecideCall) -> None:
+        self.decide_from_list(message.call, approve=message.approve)
 
     def decide_from_list(self, call: PendingCall, *, approve: bool) -> None:
         """``y``/``n`` in the picker: approve with the listed call's fingerprint, or decline."""

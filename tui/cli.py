@@ -1,24 +1,35 @@
-"""``warden``: the approval console, and headless commands on pending runs.
+"""``warden``: the approval console, and the typer app every command hangs on.
 
 ``warden`` opens the console (the only command that imports textual). The
-``warden runs ...`` commands work without a UI and share the store with it:
-``--db PATH`` (default ``$WARDEN_DB``, else the user data directory).
+``warden runs ...`` commands (``tui.cli_runs``) work without a UI and share the
+store with it: ``--db PATH`` (default ``$WARDEN_DB``, else the user data
+directory). ``warden serve`` is in ``tui.cli_serve``; what they all share
+(settings, loading the runtime, one-line errors) in ``tui.cli_common``.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
 import os
 import sys
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from tui.formatting import format_age
+from tui.cli_common import (
+    AppOption,
+    CliError,
+    DbOption,
+    Settings,
+    TokenOption,
+    default_db_path,
+    fail,
+    load_runtime,
+)
+from tui.cli_runs import fast_runs_list, runs_app
+from tui.cli_serve import serve_command
+
+__all__ = ["CliError", "Settings", "app", "default_db_path", "load_runtime", "main"]
 
 app = typer.Typer(
     add_completion=False,
@@ -28,39 +39,11 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-runs_app = typer.Typer(
-    add_completion=False, no_args_is_help=True, rich_markup_mode=None, help="Headless commands on pending runs (no UI)."
-)
 app.add_typer(runs_app, name="runs")
+app.command("serve")(serve_command)
 
-DbOption = Annotated[Path | None, typer.Option("--db", help="SQLite file (default: $WARDEN_DB, else user data dir)")]
-AppOption = Annotated[str | None, typer.Option("--app", help="Your Runtime as module:attribute")]
 ModelOption = Annotated[str | None, typer.Option("--model", help="Real model for the demo agents (openai/gpt-5-mini)")]
-
-
-ToolCallOption = Annotated[str | None, typer.Option("--tool-call", help="Tool call id (default: latest)")]
-
-FingerprintOption = Annotated[str | None, typer.Option("--fingerprint", help="Approve only if it matches")]
-
-
-class CliError(Exception):
-    """A usage problem reported as one line (exit code 2)."""
-
-
-@dataclass
-class Settings:
-    db: Path | None = None
-    app: str | None = None
-    model: str | None = None
-
-
-def default_db_path() -> Path:
-    env = os.environ.get("WARDEN_DB")
-    if env:
-        return Path(env).expanduser()
-    from platformdirs import user_data_dir
-
-    return Path(user_data_dir("warden", appauthor=False)) / "warden.db"
+ServerOption = Annotated[str | None, typer.Option("--server", help="Run the console against a Warden server URL")]
 
 
 def _version() -> str:
@@ -72,64 +55,10 @@ def _version() -> str:
         return "0.1.0"
 
 
-def load_runtime(settings: Settings) -> tuple[Any, str]:
-    """The runtime to use and a label of its store (for the status bar)."""
-    if settings.app:
-        from agent_core.app_loader import AppLoadError
-        from agent_core.app_loader import load_runtime as load_app
-
-        try:
-            runtime = load_app(settings.app)
-        except AppLoadError as error:
-            raise CliError(error.message) from error
-        store = runtime.store
-        return runtime, str(getattr(store, "path", type(store).__name__))
-    db = (settings.db or default_db_path()).expanduser()
-    model = None
-    if settings.model:
-        from agent_core.providers import resolve_model
-
-        model = resolve_model(settings.model)
-    from tui.demo.agents import build_demo_runtime
-
-    return build_demo_runtime(db, model=model), str(db)
-
-
-def _fail(message: str, code: int = 1) -> None:
-    typer.echo(f"warden: {message}", err=True)
-    raise typer.Exit(code)
-
-
-def _run(settings: Settings, coro_fn: Any) -> None:
-    """Run a headless coroutine on the runtime; WardenError -> one line on stderr."""
-    from agent_core.errors import WardenError
-
-    async def go() -> None:
-        runtime, _ = load_runtime(settings)
-        async with runtime:
-            await coro_fn(runtime)
-
-    try:
-        asyncio.run(go())
-    except CliError as error:
-        _fail(str(error), 2)
-    except WardenError as error:
-        _fail(f"{error.code}: {error.message or error}", 1)
-
-
-def _merge(ctx: typer.Context, db: Path | None, app_spec: str | None) -> Settings:
-    base: Settings = ctx.obj if isinstance(ctx.obj, Settings) else Settings()
-    return Settings(db=db or base.db, app=app_spec or base.app, model=base.model)
-
-
 def _version_callback(value: bool) -> None:
     if value:
         typer.echo(f"warden {_version()}")
         raise typer.Exit()
-
-
-ServerOption = Annotated[str | None, typer.Option("--server", help="Run the console against a Warden server URL")]
-TokenOption = Annotated[str | None, typer.Option("--token", help="API token (default: $WARDEN_API_TOKEN)")]
 
 
 @app.callback()
@@ -163,29 +92,12 @@ def run_remote_console(url: str, token: str | None) -> None:
 
         backend = RemoteBackend.open(url, token)
     except WardenError as error:
-        _fail(f"{error.code}: {error.message or error}", 1)
+        fail(f"{error.code}: {error.message or error}", 1)
     except Exception as error:  # connection refused, bad URL: one line, not a traceback
-        _fail(f"cannot reach Warden server at {url}: {type(error).__name__}: {error}", 1)
+        fail(f"cannot reach Warden server at {url}: {type(error).__name__}: {error}", 1)
     from tui.app import WardenApp
 
     WardenApp(backend).run()
-
-
-@app.command("serve")
-def serve_command(
-    app_spec: Annotated[str, typer.Option("--app", help="Your Runtime as module:attribute")],
-    host: Annotated[str, typer.Option("--host", help="Address to bind (loopback unless a token is set)")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="Port (0: any free one)")] = 4111,
-    token: TokenOption = None,
-    cors_origin: Annotated[list[str] | None, typer.Option("--cors-origin", help="Allow a browser UI origin")] = None,
-) -> None:
-    """Serve a Runtime over HTTP (Mastra-compatible API; see docs/server.md)."""
-    from warden_server.cli import ServeError, serve
-
-    try:
-        serve(app_spec, host, port, token, cors_origins=cors_origin or None)
-    except ServeError as error:
-        _fail(str(error), 2)
 
 
 def run_console(settings: Settings) -> None:
@@ -194,282 +106,13 @@ def run_console(settings: Settings) -> None:
     try:
         runtime, label = load_runtime(settings)
     except CliError as error:
-        _fail(str(error), 2)
+        fail(str(error), 2)
     except WardenError as error:
-        _fail(f"{error.code}: {error.message or error}", 1)
+        fail(f"{error.code}: {error.message or error}", 1)
     from tui.app import WardenApp
     from tui.backend import LocalBackend
 
     WardenApp(LocalBackend(runtime, store_label=label)).run()
-
-
-# -- headless ---------------------------------------------------------------------------------------
-def _age(when: datetime) -> str:
-    return format_age((datetime.now(UTC) - when).total_seconds())
-
-
-def _clean(value: Any) -> str:
-    from tui.untrusted import escape_unsafe
-
-    return escape_unsafe(str(value), multiline=False)
-
-
-@runs_app.command("list")
-def runs_list(
-    ctx: typer.Context,
-    db: DbOption = None,
-    app_spec: AppOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
-    thread: Annotated[str | None, typer.Option("--thread", help="Only this thread")] = None,
-    resource: Annotated[str | None, typer.Option("--resource", help="Only this resource")] = None,
-    agent: Annotated[str | None, typer.Option("--agent", help="Only this agent")] = None,
-    page: Annotated[int, typer.Option("--page", min=0)] = 0,
-    per_page: Annotated[int, typer.Option("--per-page", min=1, max=1000)] = 50,
-) -> None:
-    """List runs waiting for a decision."""
-    list_runs(
-        _merge(ctx, db, app_spec),
-        as_json=as_json,
-        thread=thread,
-        resource=resource,
-        agent=agent,
-        page=page,
-        per_page=per_page,
-    )
-
-
-def list_runs(
-    settings: Settings,
-    *,
-    as_json: bool = False,
-    thread: str | None = None,
-    resource: str | None = None,
-    agent: str | None = None,
-    page: int = 0,
-    per_page: int = 50,
-) -> None:
-    """``warden runs list``: store-only when no ``--app`` is given (no agents built)."""
-
-    def emit(runs: list[dict[str, Any]], total: int) -> None:
-        if as_json:
-            data = {"total": total, "page": page, "per_page": per_page, "runs": runs}
-            typer.echo(json.dumps(data, ensure_ascii=True, indent=2))
-            return
-        if not runs:
-            typer.echo("no pending runs")
-            return
-        now = datetime.now(UTC)
-        rows = [("RUN", "AGENT", "THREAD", "TOOL", "KIND", "AGE", "FINGERPRINT", "TOOL CALL")]
-        for run in runs:
-            age = format_age((now - datetime.fromisoformat(run["suspended_at"])).total_seconds())
-            for call in run["tool_calls"]:
-                rows.append(
-                    (
-                        _clean(run["run_id"]),
-                        _clean(run["agent_id"]),
-                        _clean(run["thread_id"] or "-"),
-                        _clean(call["tool_name"]),
-                        "approval" if call["requires_approval"] else "input",
-                        age,
-                        _clean(call["fingerprint"].removeprefix("sha256:")[:12]),
-                        _clean(call["tool_call_id"]),
-                    )
-                )
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        for r in rows:
-            typer.echo("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
-        if total > page * per_page + len(runs) or page:
-            typer.echo(f"({len(runs)} of {total} runs, page {page})")
-
-    if settings.app is None:
-        # Fast path: listing needs only the store, not the agents (no agent_core import).
-        from tui.headless import list_from_store
-
-        db_path = (settings.db or default_db_path()).expanduser()
-        try:
-            runs, total = asyncio.run(
-                list_from_store(
-                    db_path, agent_id=agent, thread_id=thread, resource_id=resource, page=page, per_page=per_page
-                )
-            )
-        except Exception as error:  # storage errors carry a code; keep one line
-            code = getattr(error, "code", type(error).__name__)
-            _fail(f"{code}: {error}", 1)
-        emit(runs, total)
-        return
-
-    async def go(runtime: Any) -> None:
-        result = await runtime.list_suspended_runs(
-            agent_id=agent, thread_id=thread, resource_id=resource, page=page, per_page=per_page
-        )
-        emit([r.model_dump(mode="json") for r in result.runs], result.total)
-
-    _run(settings, go)
-
-
-@runs_app.command("show")
-def runs_show(
-    ctx: typer.Context,
-    run_id: Annotated[str, typer.Argument(metavar="RUN")],
-    db: DbOption = None,
-    app_spec: AppOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
-) -> None:
-    """Show a pending run: its calls, arguments, fingerprints and input schemas."""
-    from tui.untrusted import escape_unsafe, to_json
-
-    async def go(runtime: Any) -> None:
-        run = await runtime.get_suspended_run(run_id)
-        if as_json:
-            typer.echo(json.dumps(run.model_dump(mode="json"), ensure_ascii=True, indent=2))
-            return
-        typer.echo(f"run       {run.run_id}")
-        typer.echo(f"agent     {_clean(run.agent_id)}")
-        typer.echo(f"thread    {_clean(run.thread_id or '-')}")
-        typer.echo(f"resource  {_clean(run.resource_id or '-')}")
-        typer.echo(f"suspended {run.suspended_at.isoformat()} ({_age(run.suspended_at)} ago)")
-        for call in run.tool_calls:
-            typer.echo("")
-            kind = "approval" if call.requires_approval else "input"
-            typer.echo(f"  tool call   {_clean(call.tool_call_id)} ({kind})")
-            typer.echo(f"  tool        {_clean(call.tool_name)}")
-            typer.echo(f"  agent path  {_clean(' > '.join(call.agent_path))}")
-            typer.echo(f"  fingerprint {call.fingerprint}")
-            typer.echo("  args        " + escape_unsafe(to_json(call.args)).replace("\n", "\n              "))
-            if not call.requires_approval:
-                typer.echo("  question    " + escape_unsafe(to_json(call.suspend_payload)))
-                if call.resume_schema:
-                    typer.echo("  schema      " + escape_unsafe(to_json(call.resume_schema, indent=None)))
-
-    _run(_merge(ctx, db, app_spec), go)
-
-
-async def _print_stream(stream: Any) -> None:
-    from tui.untrusted import escape_unsafe, to_json
-
-    text_open = False
-    async for chunk in stream.full_stream:
-        p: Any = chunk.payload
-        if chunk.type == "text-delta":
-            sys.stdout.write(escape_unsafe(p.text))
-            text_open = True
-            continue
-        if text_open:
-            sys.stdout.write("\n")
-            text_open = False
-        if chunk.type == "tool-result":
-            typer.echo(
-                f"{'error' if p.is_error else 'result'} {_clean(p.tool_name)}: "
-                f"{escape_unsafe(to_json(p.result, indent=None), multiline=False)}"
-            )
-        elif chunk.type == "tool-output-denied":
-            typer.echo(f"declined {_clean(p.tool_name)}: {_clean(p.reason)}")
-        elif chunk.type == "tool-error":
-            typer.echo(f"tool error {_clean(p.tool_name)}: {_clean(p.error)}")
-        elif chunk.type in ("tool-call-approval", "tool-call-suspended"):
-            kind = "approval" if chunk.type == "tool-call-approval" else "input"
-            typer.echo(f"pending {kind}: {_clean(p.tool_name)} run {chunk.run_id} tool call {_clean(p.tool_call_id)}")
-        elif chunk.type == "error":
-            typer.echo(f"error: {_clean(p.error)}")
-    if text_open:
-        sys.stdout.write("\n")
-    typer.echo(f"status: {stream.status}")
-
-
-@runs_app.command("approve")
-def runs_approve(
-    ctx: typer.Context,
-    run_id: Annotated[str, typer.Argument(metavar="RUN")],
-    tool_call: ToolCallOption = None,
-    fingerprint: FingerprintOption = None,
-    db: DbOption = None,
-    app_spec: AppOption = None,
-) -> None:
-    """Approve a pending call; the tool runs and the agent continues."""
-
-    async def go(runtime: Any) -> None:
-        stream = await runtime.approve_tool_call(run_id=run_id, tool_call_id=tool_call, fingerprint=fingerprint)
-        await _print_stream(stream)
-
-    _run(_merge(ctx, db, app_spec), go)
-
-
-@runs_app.command("decline")
-def runs_decline(
-    ctx: typer.Context,
-    run_id: Annotated[str, typer.Argument(metavar="RUN")],
-    tool_call: ToolCallOption = None,
-    reason: Annotated[str | None, typer.Option("--reason", help="Told to the model")] = None,
-    db: DbOption = None,
-    app_spec: AppOption = None,
-) -> None:
-    """Decline a pending call; the tool never runs and the model is told why."""
-
-    async def go(runtime: Any) -> None:
-        stream = await runtime.decline_tool_call(run_id=run_id, tool_call_id=tool_call, reason=reason)
-        await _print_stream(stream)
-
-    _run(_merge(ctx, db, app_spec), go)
-
-
-@runs_app.command("resume")
-def runs_resume(
-    ctx: typer.Context,
-    run_id: Annotated[str, typer.Argument(metavar="RUN")],
-    data: Annotated[str, typer.Option("--data", help="Resume data as a JSON object")],
-    tool_call: ToolCallOption = None,
-    db: DbOption = None,
-    app_spec: AppOption = None,
-) -> None:
-    """Resume a suspended tool with data matching its resume schema."""
-    try:
-        resume_data = json.loads(data)
-    except ValueError as error:
-        _fail(f"--data is not valid JSON: {error}", 2)
-
-    async def go(runtime: Any) -> None:
-        stream = await runtime.resume_stream(resume_data, run_id=run_id, tool_call_id=tool_call)
-        await _print_stream(stream)
-
-    _run(_merge(ctx, db, app_spec), go)
-
-
-def _fast_runs_list(argv: list[str]) -> bool:
-    """``warden runs list`` without typer's start-up cost (it builds pydantic adapters for every option).
-
-    Handles the plain store-only form; anything else (``--app``, ``--help``, an unknown
-    option) returns False and typer parses the command as usual.
-    """
-    import argparse
-
-    if argv[:2] != ["runs", "list"] or any(a in ("--help", "-h") or a.startswith("--app") for a in argv):
-        return False
-    parser = argparse.ArgumentParser(add_help=False, exit_on_error=False, allow_abbrev=False)
-    parser.add_argument("--db", type=Path)
-    parser.add_argument("--json", action="store_true", dest="as_json")
-    for name in ("--thread", "--resource", "--agent"):
-        parser.add_argument(name)
-    parser.add_argument("--page", type=int, default=0)
-    parser.add_argument("--per-page", type=int, default=50, dest="per_page")
-    try:
-        ns, rest = parser.parse_known_args(argv[2:])
-    except (argparse.ArgumentError, SystemExit):
-        return False
-    if rest or ns.page < 0 or not 1 <= ns.per_page <= 1000:
-        return False
-    try:
-        list_runs(
-            Settings(db=ns.db),
-            as_json=ns.as_json,
-            thread=ns.thread,
-            resource=ns.resource,
-            agent=ns.agent,
-            page=ns.page,
-            per_page=ns.per_page,
-        )
-    except typer.Exit as exit_:
-        sys.exit(exit_.exit_code)
-    return True
 
 
 def _fast_console(argv: list[str]) -> bool:
@@ -497,7 +140,7 @@ def _fast_console(argv: list[str]) -> bool:
 
 def main() -> None:
     argv = sys.argv[1:]
-    if _fast_runs_list(argv) or _fast_console(argv):
+    if fast_runs_list(argv) or _fast_console(argv):
         return
     app(prog_name="warden")
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
-APP = [
+APP: list[BindingType] = [
     Binding("f1", "help", "Help", id="app.help", tooltip="Show all key bindings"),
     Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True, tooltip="Quit the console"),
     Binding(
@@ -25,7 +25,7 @@ APP = [
     ),
 ]
 
-RUN_SCREEN = [
+RUN_SCREEN: list[BindingType] = [
     Binding(
         "f2", "decide_focused", "Decide", id="run.decide", tooltip="Open the dialog of the highlighted pending call"
     ),
@@ -33,7 +33,7 @@ RUN_SCREEN = [
     Binding("ctrl+t", "cycle_agent", "Next agent", id="run.cycle_agent", show=False, tooltip="Select the next agent"),
 ]
 
-APPROVAL = [
+APPROVAL: list[BindingType] = [
     Binding(
         "y",
         "approve",
@@ -45,12 +45,12 @@ APPROVAL = [
     Binding("escape", "leave", "Leave pending", id="approval.leave", tooltip="Close; the call stays pending"),
 ]
 
-RESUME_FORM = [
+RESUME_FORM: list[BindingType] = [
     Binding("ctrl+s", "submit", "Submit", id="form.submit", tooltip="Validate and resume the tool"),
     Binding("escape", "leave", "Leave pending", id="form.leave", tooltip="Close; the call stays pending"),
 ]
 
-PICKER = [
+PICKER: list[BindingType] = [
     Binding("enter", "open", "Open", id="picker.open", tooltip="Open the run and its decision dialog"),
     Binding(
         "y", "approve", "Approve", id="picker.approve", tooltip="Approve the highlighted call with its fingerprint"
@@ -76,16 +76,16 @@ PICKER = [
     Binding("escape", "close", "Close", id="picker.close", tooltip="Back to the run screen"),
 ]
 
-HELP = [
+HELP: list[BindingType] = [
     Binding("escape,f1,q", "close", "Close", id="help.close", tooltip="Close the help screen"),
 ]
 
-ERROR = [
+ERROR: list[BindingType] = [
     Binding("escape,enter", "close", "Close", id="error.close", tooltip="Dismiss the error"),
 ]
 
 #: (section title, bindings) for the help screen.
-SECTIONS: list[tuple[str, list[Binding]]] = [
+SECTIONS: list[tuple[str, list[BindingType]]] = [
     ("Everywhere", APP),
     ("Run screen", RUN_SCREEN),
     ("Approval dialog", APPROVAL),

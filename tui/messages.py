@@ -1,4 +1,8 @@
-"""Messages the console's widgets and workers post (dataclasses, posting-style)."""
+"""Messages the console's screens, widgets and workers post upward (dataclasses, posting-style).
+
+Down the tree (app -> screen -> widget) the console calls methods and sets
+attributes; up the tree it posts one of these, handled by the ``WardenApp``.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +11,15 @@ from dataclasses import dataclass
 from textual.message import Message
 
 from tui.backend import PendingCall
+from tui.reconcile import Removal
 
 
 @dataclass
-class RunStarted(Message):
-    run_id: str
-    agent_id: str | None
+class RunRequested(Message):
+    """The operator sent a prompt to an agent (run screen -> app, which starts the run)."""
+
+    agent_id: str
+    prompt: str
 
 
 @dataclass
@@ -32,14 +39,11 @@ class CallResolved(Message):
 
 
 @dataclass
-class RunEnded(Message):
-    run_id: str
-    status: str
+class CallsGone(Message):
+    """A store poll found listed calls no longer pending (decided elsewhere, or their run ended):
+    the app closes their dialogs (run screen -> app)."""
 
-
-@dataclass
-class PendingCountChanged(Message):
-    total: int
+    removals: list[Removal]
 
 
 @dataclass
@@ -47,3 +51,12 @@ class OpenCall(Message):
     """Open the decision dialog of a call (from the pending panel or the picker)."""
 
     call: PendingCall
+
+
+@dataclass
+class DecideCall(Message):
+    """Decide a call without its dialog: ``y``/``n`` in the pending picker (picker -> app).
+    An approval carries the listed call's fingerprint."""
+
+    call: PendingCall
+    approve: bool

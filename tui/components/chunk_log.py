@@ -80,7 +80,7 @@ class ChunkLog(ScrollView, can_focus=True):
         self.refresh()
 
     # -- flushing ------------------------------------------------------------------------------
-    def _render(self, text: Text) -> list[Strip]:
+    def _render_strips(self, text: Text) -> list[Strip]:
         """Wrapped lines of ``text``, padded to the width and already in the widget's base style."""
         width = max(self._width, 10)
         console = self.app.console
@@ -109,7 +109,7 @@ class ChunkLog(ScrollView, can_focus=True):
         self._live_strips = []
 
     def _add_entry(self, text: Text) -> None:
-        strips = self._render(text)
+        strips = self._render_strips(text)
         self._entries.append((text, strips))
         self._entry_lines += len(strips)
 
@@ -147,7 +147,7 @@ class ChunkLog(ScrollView, can_focus=True):
             else:
                 self._commit_live()
         if live_changed:
-            self._live_strips = self._render(self._live) if self._live is not None and self._live.plain else []
+            self._live_strips = self._render_strips(self._live) if self._live is not None and self._live.plain else []
         self._trim()
         self.flushes += 1
         self._update_size()
@@ -190,7 +190,7 @@ class ChunkLog(ScrollView, can_focus=True):
         for text in texts:
             self._add_entry(text)
         if self._live is not None:
-            self._live_strips = self._render(self._live)
+            self._live_strips = self._render_strips(self._live)
         self._trim()
         self._update_size()
         self.refresh()

@@ -11,11 +11,11 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, Static
 
 from tui import keymap
 from tui.backend import PendingCall
+from tui.screens.base import WardenModal
 from tui.untrusted import json_text, safe_text, scan, summarize
 
 
@@ -31,7 +31,7 @@ def _field(label: str, value: Text) -> Text:
     return Text.assemble(Text(f"{label:<12}", style="bold"), value)
 
 
-class ApprovalModal(ModalScreen[ApprovalDecision]):
+class ApprovalModal(WardenModal[ApprovalDecision]):
     """``y`` approves with the fingerprint shown, ``n`` declines (then a reason), ``esc`` leaves it pending.
 
     Deny has the initial focus, and keys/buttons are ignored for ``guard_seconds`` after the
@@ -78,7 +78,7 @@ class ApprovalModal(ModalScreen[ApprovalDecision]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.app.apply_cursor_blink(self)  # type: ignore[attr-defined]
+        self.apply_cursor_blink()
         self.opened_at = self.clock()
 
     def close_as_decided_elsewhere(self) -> bool:

@@ -5,14 +5,14 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from tui import keymap
+from tui.screens.base import WardenModal
 from tui.untrusted import safe_text
 
 
-class ErrorModal(ModalScreen[None]):
+class ErrorModal(WardenModal[None]):
     BINDINGS = keymap.ERROR
     AUTO_FOCUS = "#ok"
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from tui import keymap
+from tui.screens.base import WardenModal
 
 
 def bindings_table() -> Table:
@@ -20,13 +21,15 @@ def bindings_table() -> Table:
     for title, bindings in keymap.SECTIONS:
         table.add_row(Text(title, style="bold underline"), "", "")
         for b in bindings:
+            if not isinstance(b, Binding):
+                continue
             keys = " / ".join(k.strip().replace("_square_bracket", " bracket") for k in b.key.split(","))
             table.add_row(keys, b.description + (f" — {b.tooltip}" if b.tooltip else ""), b.id or "")
         table.add_row("", "", "")
     return table
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(WardenModal[None]):
     BINDINGS = keymap.HELP
 
     def __init__(self) -> None:

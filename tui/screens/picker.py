@@ -12,16 +12,18 @@ from datetime import UTC, datetime
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.screen import Screen
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Footer, Static
 
 from tui import keymap
 from tui.backend import PendingCall, PendingPage
 from tui.formatting import format_age
+from tui.messages import DecideCall
+from tui.screens.base import WardenScreen
 from tui.untrusted import safe_text
 
 
-class PendingPicker(Screen[PendingCall | None]):
+class PendingPicker(WardenScreen[PendingCall | None]):
     """Dismisses with the call to open, or ``None``."""
 
     BINDINGS = keymap.PICKER
@@ -49,7 +51,7 @@ class PendingPicker(Screen[PendingCall | None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.opened_at = self.app.clock()  # type: ignore[attr-defined]
+        self.opened_at = self.warden_app.clock()
         self.reload()
         if self.refresh_interval > 0:
             self.set_interval(self.refresh_interval, self.reload, name="picker-refresh")
@@ -60,7 +62,7 @@ class PendingPicker(Screen[PendingCall | None]):
 
     @work(exclusive=True, group="picker-load")
     async def reload(self) -> None:
-        backend = self.app.backend  # type: ignore[attr-defined]
+        backend = self.backend
         page = await backend.list_pending(page=self.page, per_page=self.per_page)
         if not page.runs and self.page > 0 and page.total:
             self.page = max(0, (page.total - 1) // self.per_page)
@@ -74,7 +76,7 @@ class PendingPicker(Screen[PendingCall | None]):
         selected = None
         if table.row_count and table.cursor_row is not None:
             try:
-                selected = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+                selected = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
             except Exception:
                 selected = None
         now = self.now()
@@ -112,7 +114,7 @@ class PendingPicker(Screen[PendingCall | None]):
         table = self.table
         if not table.row_count:
             return None
-        key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+        key = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
         return self.calls.get(key or "")
 
     def action_open(self) -> None:
@@ -127,22 +129,22 @@ class PendingPicker(Screen[PendingCall | None]):
     @property
     def guarded(self) -> bool:
         """``y``/``n`` are ignored right after the picker opens (typeahead must not decide)."""
-        app = self.app
-        return app.clock() - self.opened_at < app.approval_guard  # type: ignore[attr-defined]
+        app = self.warden_app
+        return app.clock() - self.opened_at < app.approval_guard
 
     def action_approve(self) -> None:
         if self.guarded:
             return
         call = self.focused_call
         if call is not None:
-            self.app.decide_from_list(call, approve=True)  # type: ignore[attr-defined]
+            self.post_message(DecideCall(call, approve=True))
 
     def action_decline(self) -> None:
         if self.guarded:
             return
         call = self.focused_call
         if call is not None:
-            self.app.decide_from_list(call, approve=False)  # type: ignore[attr-defined]
+            self.post_message(DecideCall(call, approve=False))
 
     def action_refresh(self) -> None:
         self.reload()

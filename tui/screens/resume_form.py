@@ -10,19 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, Select, Static, Switch
 
 from agent_core.errors import WardenError
 from tui import keymap
 from tui.backend import PendingCall
+from tui.screens.base import WardenModal
 from tui.untrusted import json_text, safe_text, scan, summarize
 
 _MISSING = object()
@@ -121,7 +121,7 @@ def errors_by_field(error: Exception) -> tuple[dict[str, str], str]:
 Submit = Callable[[dict[str, Any]], Awaitable[Any]]
 
 
-class ResumeFormModal(ModalScreen[Any]):
+class ResumeFormModal(WardenModal[Any]):
     """Dismisses with what ``submit`` returned (the resumed stream) or ``None`` (left pending)."""
 
     BINDINGS = keymap.RESUME_FORM
@@ -166,7 +166,7 @@ class ResumeFormModal(ModalScreen[Any]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.app.apply_cursor_blink(self)  # type: ignore[attr-defined]
+        self.apply_cursor_blink()
 
     def close_as_decided_elsewhere(self) -> bool:
         """Close without submitting (as ``esc``): another process resumed the call, or its run ended.
@@ -193,7 +193,9 @@ class ResumeFormModal(ModalScreen[Any]):
             options = [(safe_text(str(c), multiline=False), c) for c in f.choices]
             value = default if default in f.choices else (f.choices[0] if f.required and f.choices else Select.NULL)
             return Select(options, value=value, allow_blank=not f.required, id=wid)
-        input_type = {"integer": "integer", "number": "number"}.get(f.kind, "text")
+        input_type: Literal["integer", "number", "text"] = (
+            "integer" if f.kind == "integer" else "number" if f.kind == "number" else "text"
+        )
         return Input(
             value="" if default is None else str(default),
             type=input_type,

@@ -2,39 +2,29 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.screen import Screen
 from textual.widgets import Footer, Input, Select, Static
 
 from agent_core.chunks import Chunk
 from agent_core.errors import WardenError
 from tui import keymap
-from tui.backend import GONE, AgentInfo, PendingCall, PendingPage, PendingRun
+from tui.backend import GONE, AgentInfo, PendingCall, PendingRun
 from tui.components.chunk_log import ChunkLog
 from tui.components.pending_panel import PendingPanel
 from tui.components.render import render_chunk
 from tui.components.status_bar import StatusBar
-from tui.messages import DecisionNeeded, OpenCall
+from tui.messages import CallsGone, DecisionNeeded, OpenCall, RunRequested
+from tui.reconcile import Shown, StoreView, reconcile, runs_to_check
+from tui.screens.base import WardenScreen
 from tui.untrusted import safe_text
 
 HINT = "enter: open · f2: decide"
 
 
-@dataclass(frozen=True)
-class StoreView:
-    """What one poll read: the newest page of pending runs, and the runs of listed calls
-    that are not on it (``None``: the run is gone from the store)."""
-
-    page: PendingPage
-    others: dict[str, PendingRun | None]
-
-
-class RunScreen(Screen[None]):
+class RunScreen(WardenScreen[None]):
     """The run screen.
 
     The pending panel mirrors the store, not just this session: every
@@ -99,7 +89,7 @@ class RunScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.app.apply_cursor_blink(self)  # type: ignore[attr-defined]
+        self.apply_cursor_blink()
         status = self.status
         status.store = self.store_label
         self._update_model_label()
@@ -149,7 +139,7 @@ class RunScreen(Screen[None]):
             return
         event.input.value = ""
         self.log_view.write_entry(Text.assemble(Text("you › ", style="bold"), safe_text(prompt)))
-        self.app.start_run(agent_id, prompt)  # type: ignore[attr-defined]
+        self.post_message(RunRequested(agent_id, prompt))
 
     # -- chunks --------------------------------------------------------------------------------
     def handle_chunk(self, chunk: Chunk) -> None:
@@ -231,12 +221,15 @@ class RunScreen(Screen[None]):
         finally:
             self._polling = False
 
+    def _shown(self) -> Shown:
+        panel = self.pending
+        return Shown(calls=dict(panel.calls), polled=frozenset(panel.polled), live_runs=frozenset(self.live_runs))
+
     async def _read_store(self) -> StoreView:
-        backend = self.app.backend  # type: ignore[attr-defined]
+        backend = self.backend
         page = await backend.list_pending(page=0, per_page=self.per_page)
-        listed = {run.run_id for run in page.runs}
         others: dict[str, PendingRun | None] = {}
-        for run_id in {c.run_id for c in self.pending.calls.values()} - listed - self.live_runs:
+        for run_id in runs_to_check(self._shown(), page):
             try:
                 others[run_id] = await backend.get_run(run_id)
             except WardenError as error:
@@ -246,43 +239,16 @@ class RunScreen(Screen[None]):
         return StoreView(page, others)
 
     def _apply(self, view: StoreView) -> None:
-        panel = self.pending
-        page = view.page
-        runs: dict[str, PendingRun | None] = {run.run_id: run for run in page.runs}
-        runs.update(view.others)
-        windowed = page.total > len(page.runs)  # the newest page is not the whole store
-        gone: list[PendingCall] = []
-        dropped: list[str] = []
-        for call in list(panel.calls.values()):
-            if call.run_id in self.live_runs or call.run_id not in runs:
-                continue
-            run = runs[call.run_id]
-            if run is None or all(c.tool_call_id != call.tool_call_id for c in run.calls):
-                gone.append(call)
-            elif windowed and call.run_id in view.others and call.key in panel.polled:
-                dropped.append(call.key)  # still pending, but older than the newest page: the picker has it
-        add: list[PendingCall] = []
-        polled: set[str] = set()
-        for run in reversed(page.runs):  # newest last
-            if run.run_id in self.live_runs:
-                continue
-            for call in run.calls:
-                add.append(call)
-                polled.add(call.key)
-        own = {c.run_id for c in panel.calls.values() if c.key not in panel.polled}
-        for maybe_run in view.others.values():  # runs of this session beyond the newest page
-            if maybe_run is not None and maybe_run.run_id in own and maybe_run.run_id not in self.live_runs:
-                add.extend(maybe_run.calls)
-        panel.sync(add, [c.key for c in gone] + dropped, polled=polled)
-        self.status.pending = page.total
-        more = page.total - len(page.runs)
-        hint = f"{HINT} · ctrl+o: {more} more" if more > 0 else HINT
+        result = reconcile(self._shown(), view)
+        self.pending.sync(result.add, result.remove_keys, polled=result.polled)
+        self.status.pending = result.total
+        hint = f"{HINT} · ctrl+o: {result.more} more" if result.more > 0 else HINT
         if hint != self._hint:
             self._hint = hint
             self.query_one("#pending-hint", Static).update(Text(hint, style="dim"))
         self.polls += 1
-        if gone:
-            self.app.calls_decided_elsewhere(gone)  # type: ignore[attr-defined]
+        if result.gone:
+            self.post_message(CallsGone(result.gone))
 
     # -- actions -------------------------------------------------------------------------------
     def action_decide_focused(self) -> None:

@@ -1,0 +1,88 @@
+"""What every ``warden`` command shares: settings, the ``--db``/``--app`` options, loading the
+runtime, and reporting errors as one line. No textual import (the headless commands use it)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+
+DbOption = Annotated[Path | None, typer.Option("--db", help="SQLite file (default: $WARDEN_DB, else user data dir)")]
+AppOption = Annotated[str | None, typer.Option("--app", help="Your Runtime as module:attribute")]
+TokenOption = Annotated[str | None, typer.Option("--token", help="API token (default: $WARDEN_API_TOKEN)")]
+
+
+class CliError(Exception):
+    """A usage problem reported as one line (exit code 2)."""
+
+
+@dataclass
+class Settings:
+    db: Path | None = None
+    app: str | None = None
+    model: str | None = None
+
+
+def default_db_path() -> Path:
+    env = os.environ.get("WARDEN_DB")
+    if env:
+        return Path(env).expanduser()
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("warden", appauthor=False)) / "warden.db"
+
+
+def load_runtime(settings: Settings) -> tuple[Any, str]:
+    """The runtime to use and a label of its store (for the status bar)."""
+    if settings.app:
+        from agent_core.app_loader import AppLoadError
+        from agent_core.app_loader import load_runtime as load_app
+
+        try:
+            runtime = load_app(settings.app)
+        except AppLoadError as error:
+            raise CliError(error.message) from error
+        store = runtime.store
+        return runtime, str(getattr(store, "path", type(store).__name__))
+    db = (settings.db or default_db_path()).expanduser()
+    model = None
+    if settings.model:
+        from agent_core.providers import resolve_model
+
+        model = resolve_model(settings.model)
+    from tui.demo.agents import build_demo_runtime
+
+    return build_demo_runtime(db, model=model), str(db)
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    typer.echo(f"warden: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def run_on_runtime(settings: Settings, coro_fn: Callable[[Any], Awaitable[None]]) -> None:
+    """Run a headless coroutine on the runtime; WardenError -> one line on stderr."""
+    from agent_core.errors import WardenError
+
+    async def go() -> None:
+        runtime, _ = load_runtime(settings)
+        async with runtime:
+            await coro_fn(runtime)
+
+    try:
+        asyncio.run(go())
+    except CliError as error:
+        fail(str(error), 2)
+    except WardenError as error:
+        fail(f"{error.code}: {error.message or error}", 1)
+
+
+def merge_settings(ctx: typer.Context, db: Path | None, app_spec: str | None) -> Settings:
+    """A subcommand's ``--db``/``--app`` over the root command's."""
+    base: Settings = ctx.obj if isinstance(ctx.obj, Settings) else Settings()
+    return Settings(db=db or base.db, app=app_spec or base.app, model=base.model)

@@ -1,0 +1,303 @@
+"""``warden runs ...``: headless commands on pending runs (no UI, never imports textual).
+
+They share the store with the console: ``--db PATH`` (default ``$WARDEN_DB``, else
+the user data directory), or ``--app module:runtime``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from tui.cli_common import (
+    AppOption,
+    DbOption,
+    Settings,
+    default_db_path,
+    fail,
+    merge_settings,
+    run_on_runtime,
+)
+from tui.formatting import format_age
+
+runs_app = typer.Typer(
+    add_completion=False, no_args_is_help=True, rich_markup_mode=None, help="Headless commands on pending runs (no UI)."
+)
+
+ToolCallOption = Annotated[str | None, typer.Option("--tool-call", help="Tool call id (default: latest)")]
+
+FingerprintOption = Annotated[str | None, typer.Option("--fingerprint", help="Approve only if it matches")]
+
+
+def _age(when: datetime) -> str:
+    return format_age((datetime.now(UTC) - when).total_seconds())
+
+
+def _clean(value: Any) -> str:
+    from tui.untrusted import escape_unsafe
+
+    return escape_unsafe(str(value), multiline=False)
+
+
+@runs_app.command("list")
+def runs_list(
+    ctx: typer.Context,
+    db: DbOption = None,
+    app_spec: AppOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
+    thread: Annotated[str | None, typer.Option("--thread", help="Only this thread")] = None,
+    resource: Annotated[str | None, typer.Option("--resource", help="Only this resource")] = None,
+    agent: Annotated[str | None, typer.Option("--agent", help="Only this agent")] = None,
+    page: Annotated[int, typer.Option("--page", min=0)] = 0,
+    per_page: Annotated[int, typer.Option("--per-page", min=1, max=1000)] = 50,
+) -> None:
+    """List runs waiting for a decision."""
+    list_runs(
+        merge_settings(ctx, db, app_spec),
+        as_json=as_json,
+        thread=thread,
+        resource=resource,
+        agent=agent,
+        page=page,
+        per_page=per_page,
+    )
+
+
+def list_runs(
+    settings: Settings,
+    *,
+    as_json: bool = False,
+    thread: str | None = None,
+    resource: str | None = None,
+    agent: str | None = None,
+    page: int = 0,
+    per_page: int = 50,
+) -> None:
+    """``warden runs list``: store-only when no ``--app`` is given (no agents built)."""
+
+    def emit(runs: list[dict[str, Any]], total: int) -> None:
+        if as_json:
+            data = {"total": total, "page": page, "per_page": per_page, "runs": runs}
+            typer.echo(json.dumps(data, ensure_ascii=True, indent=2))
+            return
+        if not runs:
+            typer.echo("no pending runs")
+            return
+        now = datetime.now(UTC)
+        rows = [("RUN", "AGENT", "THREAD", "TOOL", "KIND", "AGE", "FINGERPRINT", "TOOL CALL")]
+        for run in runs:
+            age = format_age((now - datetime.fromisoformat(run["suspended_at"])).total_seconds())
+            for call in run["tool_calls"]:
+                rows.append(
+                    (
+                        _clean(run["run_id"]),
+                        _clean(run["agent_id"]),
+                        _clean(run["thread_id"] or "-"),
+                        _clean(call["tool_name"]),
+                        "approval" if call["requires_approval"] else "input",
+                        age,
+                        _clean(call["fingerprint"].removeprefix("sha256:")[:12]),
+                        _clean(call["tool_call_id"]),
+                    )
+                )
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        for r in rows:
+            typer.echo("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+        if total > page * per_page + len(runs) or page:
+            typer.echo(f"({len(runs)} of {total} runs, page {page})")
+
+    if settings.app is None:
+        # Fast path: listing needs only the store, not the agents (no agent_core import).
+        from tui.headless import list_from_store
+
+        db_path = (settings.db or default_db_path()).expanduser()
+        try:
+            runs, total = asyncio.run(
+                list_from_store(
+                    db_path, agent_id=agent, thread_id=thread, resource_id=resource, page=page, per_page=per_page
+                )
+            )
+        except Exception as error:  # storage errors carry a code; keep one line
+            code = getattr(error, "code", type(error).__name__)
+            fail(f"{code}: {error}", 1)
+        emit(runs, total)
+        return
+
+    async def go(runtime: Any) -> None:
+        result = await runtime.list_suspended_runs(
+            agent_id=agent, thread_id=thread, resource_id=resource, page=page, per_page=per_page
+        )
+        emit([r.model_dump(mode="json") for r in result.runs], result.total)
+
+    run_on_runtime(settings, go)
+
+
+@runs_app.command("show")
+def runs_show(
+    ctx: typer.Context,
+    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    db: DbOption = None,
+    app_spec: AppOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
+) -> None:
+    """Show a pending run: its calls, arguments, fingerprints and input schemas."""
+    from tui.untrusted import escape_unsafe, to_json
+
+    async def go(runtime: Any) -> None:
+        run = await runtime.get_suspended_run(run_id)
+        if as_json:
+            typer.echo(json.dumps(run.model_dump(mode="json"), ensure_ascii=True, indent=2))
+            return
+        typer.echo(f"run       {run.run_id}")
+        typer.echo(f"agent     {_clean(run.agent_id)}")
+        typer.echo(f"thread    {_clean(run.thread_id or '-')}")
+        typer.echo(f"resource  {_clean(run.resource_id or '-')}")
+        typer.echo(f"suspended {run.suspended_at.isoformat()} ({_age(run.suspended_at)} ago)")
+        for call in run.tool_calls:
+            typer.echo("")
+            kind = "approval" if call.requires_approval else "input"
+            typer.echo(f"  tool call   {_clean(call.tool_call_id)} ({kind})")
+            typer.echo(f"  tool        {_clean(call.tool_name)}")
+            typer.echo(f"  agent path  {_clean(' > '.join(call.agent_path))}")
+            typer.echo(f"  fingerprint {call.fingerprint}")
+            typer.echo("  args        " + escape_unsafe(to_json(call.args)).replace("\n", "\n              "))
+            if not call.requires_approval:
+                typer.echo("  question    " + escape_unsafe(to_json(call.suspend_payload)))
+                if call.resume_schema:
+                    typer.echo("  schema      " + escape_unsafe(to_json(call.resume_schema, indent=None)))
+
+    run_on_runtime(merge_settings(ctx, db, app_spec), go)
+
+
+async def _print_stream(stream: Any) -> None:
+    from tui.untrusted import escape_unsafe, to_json
+
+    text_open = False
+    async for chunk in stream.full_stream:
+        p: Any = chunk.payload
+        if chunk.type == "text-delta":
+            sys.stdout.write(escape_unsafe(p.text))
+            text_open = True
+            continue
+        if text_open:
+            sys.stdout.write("\n")
+            text_open = False
+        if chunk.type == "tool-result":
+            typer.echo(
+                f"{'error' if p.is_error else 'result'} {_clean(p.tool_name)}: "
+                f"{escape_unsafe(to_json(p.result, indent=None), multiline=False)}"
+            )
+        elif chunk.type == "tool-output-denied":
+            typer.echo(f"declined {_clean(p.tool_name)}: {_clean(p.reason)}")
+        elif chunk.type == "tool-error":
+            typer.echo(f"tool error {_clean(p.tool_name)}: {_clean(p.error)}")
+        elif chunk.type in ("tool-call-approval", "tool-call-suspended"):
+            kind = "approval" if chunk.type == "tool-call-approval" else "input"
+            typer.echo(f"pending {kind}: {_clean(p.tool_name)} run {chunk.run_id} tool call {_clean(p.tool_call_id)}")
+        elif chunk.type == "error":
+            typer.echo(f"error: {_clean(p.error)}")
+    if text_open:
+        sys.stdout.write("\n")
+    typer.echo(f"status: {stream.status}")
+
+
+@runs_app.command("approve")
+def runs_approve(
+    ctx: typer.Context,
+    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    tool_call: ToolCallOption = None,
+    fingerprint: FingerprintOption = None,
+    db: DbOption = None,
+    app_spec: AppOption = None,
+) -> None:
+    """Approve a pending call; the tool runs and the agent continues."""
+
+    async def go(runtime: Any) -> None:
+        stream = await runtime.approve_tool_call(run_id=run_id, tool_call_id=tool_call, fingerprint=fingerprint)
+        await _print_stream(stream)
+
+    run_on_runtime(merge_settings(ctx, db, app_spec), go)
+
+
+@runs_app.command("decline")
+def runs_decline(
+    ctx: typer.Context,
+    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    tool_call: ToolCallOption = None,
+    reason: Annotated[str | None, typer.Option("--reason", help="Told to the model")] = None,
+    db: DbOption = None,
+    app_spec: AppOption = None,
+) -> None:
+    """Decline a pending call; the tool never runs and the model is told why."""
+
+    async def go(runtime: Any) -> None:
+        stream = await runtime.decline_tool_call(run_id=run_id, tool_call_id=tool_call, reason=reason)
+        await _print_stream(stream)
+
+    run_on_runtime(merge_settings(ctx, db, app_spec), go)
+
+
+@runs_app.command("resume")
+def runs_resume(
+    ctx: typer.Context,
+    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    data: Annotated[str, typer.Option("--data", help="Resume data as a JSON object")],
+    tool_call: ToolCallOption = None,
+    db: DbOption = None,
+    app_spec: AppOption = None,
+) -> None:
+    """Resume a suspended tool with data matching its resume schema."""
+    try:
+        resume_data = json.loads(data)
+    except ValueError as error:
+        fail(f"--data is not valid JSON: {error}", 2)
+
+    async def go(runtime: Any) -> None:
+        stream = await runtime.resume_stream(resume_data, run_id=run_id, tool_call_id=tool_call)
+        await _print_stream(stream)
+
+    run_on_runtime(merge_settings(ctx, db, app_spec), go)
+
+
+def fast_runs_list(argv: list[str]) -> bool:
+    """``warden runs list`` without typer's start-up cost (it builds pydantic adapters for every option).
+
+    Handles the plain store-only form; anything else (``--app``, ``--help``, an unknown
+    option) returns False and typer parses the command as usual.
+    """
+    import argparse
+
+    if argv[:2] != ["runs", "list"] or any(a in ("--help", "-h") or a.startswith("--app") for a in argv):
+        return False
+    parser = argparse.ArgumentParser(add_help=False, exit_on_error=False, allow_abbrev=False)
+    parser.add_argument("--db", type=Path)
+    parser.add_argument("--json", action="store_true", dest="as_json")
+    for name in ("--thread", "--resource", "--agent"):
+        parser.add_argument(name)
+    parser.add_argument("--page", type=int, default=0)
+    parser.add_argument("--per-page", type=int, default=50, dest="per_page")
+    try:
+        ns, rest = parser.parse_known_args(argv[2:])
+    except (argparse.ArgumentError, SystemExit):
+        return False
+    if rest or ns.page < 0 or not 1 <= ns.per_page <= 1000:
+        return False
+    try:
+        list_runs(
+            Settings(db=ns.db),
+            as_json=ns.as_json,
+            thread=ns.thread,
+            resource=ns.resource,
+            agent=ns.agent,
+            page=ns.page,
+            per_page=ns.per_page,
+        )
+    except typer.Exit as exit_:
+        sys.exit(exit_.exit_code)
+    return True

@@ -1,0 +1,43 @@
+"""The one typed door from a screen to the console app.
+
+Textual types ``Screen.app`` as ``App[object]``; the console's screens need the
+``WardenApp`` (its backend and settings). They get it here, typed, instead of
+through untyped attribute access. Screens *read* the app (backend, settings);
+they *tell* it things with messages (``tui.messages``), never by calling its methods.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TypeVar, cast
+
+from textual.screen import ModalScreen, Screen
+
+if TYPE_CHECKING:
+    from tui.app import WardenApp
+    from tui.backend import ConsoleBackend
+
+ResultType = TypeVar("ResultType")
+
+
+class WardenScreenMixin:
+    """Typed access to the ``WardenApp`` and the settings screens use."""
+
+    @property
+    def warden_app(self) -> WardenApp:
+        return cast("WardenApp", cast(Screen, self).app)
+
+    @property
+    def backend(self) -> ConsoleBackend:
+        return self.warden_app.backend
+
+    def apply_cursor_blink(self) -> None:
+        """Inputs blink unless the app was made with ``cursor_blink=False`` (stable snapshots)."""
+        self.warden_app.apply_cursor_blink(cast(Screen, self))
+
+
+class WardenScreen(WardenScreenMixin, Screen[ResultType]):
+    """A full screen of the console."""
+
+
+class WardenModal(WardenScreenMixin, ModalScreen[ResultType]):
+    """A modal dialog of the console."""
