@@ -1,30 +1,43 @@
 """The one typed door from a screen to the console app.
 
 Textual types ``Screen.app`` as ``App[object]``; the console's screens need the
-``WardenApp`` (its backend and settings). They get it here, typed, instead of
-through untyped attribute access. Screens *read* the app (backend, settings);
+app's backend, clock and settings. They get them here, typed by the ``ConsoleApp``
+Protocol (what ``WardenApp`` offers screens), so screens never import the app
+module that imports them. Screens *read* the app (backend, settings);
 they *tell* it things with messages (``tui.messages``), never by calling its methods.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeVar, cast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
 from textual.screen import ModalScreen, Screen
 
 if TYPE_CHECKING:
-    from tui.app import WardenApp
     from tui.backend import ConsoleBackend
+
+
+class ConsoleApp(Protocol):
+    """What the console app offers its screens (``tui.app.WardenApp`` implements it)."""
+
+    backend: ConsoleBackend
+    clock: Callable[[], float]
+    #: seconds during which decision keys are ignored after a dialog or the picker opens.
+    approval_guard: float
+
+    def apply_cursor_blink(self, screen: Screen) -> None: ...
+
 
 ResultType = TypeVar("ResultType")
 
 
 class WardenScreenMixin:
-    """Typed access to the ``WardenApp`` and the settings screens use."""
+    """Typed access to what screens use of the app."""
 
     @property
-    def warden_app(self) -> WardenApp:
-        return cast("WardenApp", cast(Screen, self).app)
+    def warden_app(self) -> ConsoleApp:
+        return cast(ConsoleApp, cast(Screen, self).app)
 
     @property
     def backend(self) -> ConsoleBackend:
