@@ -138,11 +138,22 @@ def _fast_console(argv: list[str]) -> bool:
     return True
 
 
+#: exit status when the reader of our output went away (``warden runs list | head``): 128 + SIGPIPE, as coreutils.
+EXIT_BROKEN_PIPE = 141
+
+
 def main() -> None:
     argv = sys.argv[1:]
-    if fast_runs_list(argv) or _fast_console(argv):
-        return
-    app(prog_name="warden")
+    try:
+        if fast_runs_list(argv) or _fast_console(argv):
+            return
+        app(prog_name="warden")
+    except BrokenPipeError:
+        # The reader closed the pipe: end quietly. Point stdout at /dev/null so the
+        # interpreter's final flush does not raise a second time.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(EXIT_BROKEN_PIPE)
 
 
 if __name__ == "__main__":
