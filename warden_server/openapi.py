@@ -1,4 +1,11 @@
-"""``GET /openapi.json``: an OpenAPI 3.1 document built from the route table and the body models."""
+"""``GET /openapi.json``: an OpenAPI 3.2 document built from the route table and the pydantic models.
+
+Request bodies and query strings come from the same models the server
+validates with (``warden_server.schemas``); chunks from ``agent_core.chunks``;
+listings from ``agent_core.views``. Each route lists the error answers it can
+give (``_errors_for``), all in the ``Error`` form. ``tests/server/test_schemathesis.py``
+fuzzes a live server against this document.
+"""
 
 from __future__ import annotations
 
@@ -169,16 +176,31 @@ def build_openapi(routes: list[tuple[Any, Any]]) -> dict[str, Any]:
                 "content": {"application/json": {"schema": _schema(spec.body, components)}},
             }
         if spec.response == "sse":
-            ok = {
-                "description": "Server-sent events: one `data: <chunk JSON>` per chunk (each a `Chunk`, see "
-                "`x-event-schema`), then `data: [DONE]`. Header X-Warden-Run-Id carries the run id.",
-                "headers": {wire.RUN_ID_HEADER: {"schema": {"type": "string"}, "description": "the run id"}},
-                "content": {
-                    wire.SSE_MEDIA_TYPE: {
-                        "schema": {"type": "string", "description": "the event stream (text)"},
-                        "x-event-schema": _schema(Chunk, components),
-                    }
+            # OpenAPI 3.2: ``itemSchema`` describes each event of a sequential media type. Each event's
+            # ``data`` is a chunk's JSON (``Chunk``), the last one ``[DONE]``.
+            event = {
+                "type": "object",
+                "required": ["data"],
+                "properties": {
+                    "event": {"type": "string"},
+                    "data": {
+                        "anyOf": [
+                            {"const": wire.SSE_DONE},
+                            {
+                                "type": "string",
+                                "contentMediaType": "application/json",
+                                "contentSchema": _schema(Chunk, components),
+                            },
+                        ]
+                    },
                 },
+            }
+            ok = {
+                "description": "Server-sent events: one `data: <chunk JSON>` per chunk (a `Chunk`), then "
+                "`data: [DONE]`; comment lines (`: ping`) keep an idle stream open. Header X-Warden-Run-Id "
+                "carries the run id.",
+                "headers": {wire.RUN_ID_HEADER: {"schema": {"type": "string"}, "description": "the run id"}},
+                "content": {wire.SSE_MEDIA_TYPE: {"itemSchema": event}},
             }
         else:
             ok = {"description": "OK", "content": {"application/json": {"schema": _response_schema(spec, components)}}}
@@ -194,7 +216,7 @@ def build_openapi(routes: list[tuple[Any, Any]]) -> dict[str, Any]:
             op["security"] = [{"bearer": []}]
         paths.setdefault(spec.path, {})[spec.method.lower()] = op
     return {
-        "openapi": "3.1.0",
+        "openapi": "3.2.0",
         "info": {
             "title": "Warden API",
             "version": "1",
