@@ -95,7 +95,7 @@ def test_fuzz_every_operation(live: tuple[str, str | None]) -> None:
                     if "messages" in case.body:
                         case.body["messages"] = data.draw(st.sampled_from(PROMPTS))
                 response = case.call_and_validate(base_url=url, headers=headers, checks=CHECKS, timeout=30)
-                calls[op.label] = calls.get(op.label, 0) + 1
+                calls[case.operation.label] = calls.get(case.operation.label, 0) + 1
                 statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
 
             try:
