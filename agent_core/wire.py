@@ -31,13 +31,20 @@ from agent_core.errors import (
     AgentNotFound,
     AlreadyDecided,
     AmbiguousToolCall,
+    CorruptRecord,
     CorruptSnapshot,
     FingerprintMismatch,
     InvalidRequest,
     ResumeDataInvalid,
+    SchemaTooNew,
     SnapshotNotFound,
+    StorageError,
     StoreClosed,
+    StoreCorrupt,
+    StoreReadOnly,
+    StoreUnavailable,
     ToolCallNotSuspended,
+    UnstorableText,
     WardenError,
     WrongDecisionKind,
 )
@@ -102,6 +109,7 @@ def bearer(token: str | None) -> dict[str, str]:
 # Codes of errors that exist only at the HTTP layer (the client maps them to its own classes).
 UNAUTHORIZED = "UNAUTHORIZED"
 REQUEST_TOO_LARGE = "REQUEST_TOO_LARGE"
+REQUEST_TIMEOUT = "REQUEST_TIMEOUT"  # the request body did not arrive within the server's deadline
 INVALID_REQUEST = InvalidRequest.code
 NOT_FOUND = "NOT_FOUND"
 METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
@@ -118,17 +126,32 @@ STATUS_BY_CODE: dict[str, int] = {
     FingerprintMismatch.code: 412,
     ResumeDataInvalid.code: 422,
     InvalidRequest.code: 422,
-    CorruptSnapshot.code: 500,
+    CorruptSnapshot.code: 503,
+    # storage: bad input is the client's (422); a store that cannot serve is the server's (503, never 500)
+    UnstorableText.code: 422,
+    StorageError.code: 503,
     StoreClosed.code: 503,
+    StoreUnavailable.code: 503,
+    StoreCorrupt.code: 503,
+    StoreReadOnly.code: 503,
+    SchemaTooNew.code: 503,
+    CorruptRecord.code: 503,
     UNAUTHORIZED: 401,
     NOT_FOUND: 404,
     METHOD_NOT_ALLOWED: 405,
+    REQUEST_TIMEOUT: 408,
     REQUEST_TOO_LARGE: 413,
     INTERNAL_ERROR: 500,
 }
 
 #: The code a client assumes when an error answer carries none (a proxy's page, Mastra's ``{"error": str}``).
-CODE_BY_STATUS: dict[int, str] = {401: UNAUTHORIZED, 404: NOT_FOUND, 413: REQUEST_TOO_LARGE, 422: INVALID_REQUEST}
+CODE_BY_STATUS: dict[int, str] = {
+    401: UNAUTHORIZED,
+    404: NOT_FOUND,
+    408: REQUEST_TIMEOUT,
+    413: REQUEST_TOO_LARGE,
+    422: INVALID_REQUEST,
+}
 
 
 def status_for(exc: WardenError) -> int:

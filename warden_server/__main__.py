@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from warden_server.app import DEFAULT_MAX_BODY_BYTES
+from warden_server.app import DEFAULT_BODY_TIMEOUT_SECONDS, DEFAULT_MAX_BODY_BYTES
 from warden_server.cli import TOKEN_ENV, ServeError, serve
 
 
@@ -20,6 +20,13 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=DEFAULT_MAX_BODY_BYTES,
         help="largest accepted request body (default 1 MiB)",
+    )
+    p.add_argument(
+        "--body-timeout",
+        type=float,
+        default=DEFAULT_BODY_TIMEOUT_SECONDS,
+        metavar="SECONDS",
+        help=f"a request body must arrive whole within this time, else 408 (default {DEFAULT_BODY_TIMEOUT_SECONDS:g})",
     )
     p.add_argument(
         "--cors-origin",
@@ -37,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
             args.port,
             args.token,
             max_body_bytes=args.max_body_bytes,
+            body_timeout=args.body_timeout,
             log_level=args.log_level,
             cors_origins=args.cors_origin or None,
         )

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -22,6 +22,7 @@ from starlette.routing import Route
 from agent_core import wire
 from agent_core.errors import AgentNotFound, WardenError
 from warden_server import errors as E
+from warden_server.limits import InvalidBody, parse_json_body
 from warden_server.middleware import BearerAuthMiddleware, BodySizeLimitMiddleware
 from warden_server.schemas import (
     AllSuspendedRunsQuery,
@@ -37,15 +38,10 @@ from warden_server.sse import StreamPump, sse_response
 log = logging.getLogger("warden.server")
 
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+DEFAULT_BODY_TIMEOUT_SECONDS = 5.0
 SHUTDOWN_GRACE_SECONDS = 30.0
 
 M = TypeVar("M", bound=BaseModel)
-
-
-class InvalidBody(Exception):
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 @dataclass(frozen=True)
@@ -85,20 +81,14 @@ def _agent(request: Request) -> tuple[str, Any]:
 
 
 async def _body(request: Request, model: type[M]) -> M:
-    raw = await request.body()
-    if not raw.strip():
-        raise InvalidBody("request body is empty; a JSON object is required")
-    try:
-        data = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InvalidBody(f"request body is not valid JSON: {exc}") from None
+    data = parse_json_body(await request.body())  # depth, integer size, lone surrogates: 422
     if not isinstance(data, dict):
         raise InvalidBody("request body must be a JSON object")
     return model.model_validate(data)
 
 
 def _stream_response(request: Request, stream: Any) -> Response:
-    return sse_response(StreamPump(stream, request.app.state.stream_pumps))
+    return sse_response(StreamPump(stream, request.app.state.stream_pumps, request.app.state.secrets))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -193,7 +183,7 @@ async def send_tool_approval(request: Request) -> Response:
         resume_data=body.resume_data,
         reason=body.reason,
     )
-    pump = StreamPump(s, request.app.state.stream_pumps)
+    pump = StreamPump(s, request.app.state.stream_pumps, request.app.state.secrets)
     await pump.wait()  # the run continues even if this request is dropped
     chunks = []
     while not pump.queue.empty():
@@ -360,7 +350,7 @@ ROUTES: list[tuple[RouteSpec, Callable[[Request], Awaitable[Response]]]] = [
 
 async def _on_warden_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, WardenError)
-    return E.warden_error_response(exc)
+    return E.warden_error_response(exc, request.app.state.secrets)
 
 
 async def _on_validation_error(request: Request, exc: Exception) -> Response:
@@ -384,6 +374,30 @@ async def _on_exception(request: Request, exc: Exception) -> Response:
     return E.error_response(wire.STATUS_BY_CODE[E.INTERNAL_ERROR], E.INTERNAL_ERROR, "internal server error")
 
 
+def check_token(token: str | None) -> None:
+    """A token given must be usable: not empty, not blank, no surrounding whitespace or control characters."""
+    if token is None:
+        return
+    if not token.strip():
+        raise ValueError("the API token is empty or blank: give a long random one, or none at all")
+    if token != token.strip() or any(ord(c) < 0x20 or ord(c) == 0x7F for c in token):
+        raise ValueError("the API token has surrounding whitespace or control characters: no client could send it")
+
+
+def _store_secrets(runtime: Any) -> list[str]:
+    """Server-side names never sent to clients: the store's name, repr and file path."""
+    store = getattr(runtime, "store", None)
+    if store is None:
+        return []
+    out = [str(getattr(store, "name", "") or ""), repr(store)]
+    path = getattr(store, "path", None)
+    if path is not None and str(path) not in ("", ":memory:"):
+        out.append(str(path))
+        with contextlib.suppress(OSError, ValueError):
+            out.append(os.path.abspath(str(path)))
+    return [s for s in out if s]
+
+
 def create_app(
     runtime: Any,
     token: str | None = None,
@@ -391,15 +405,20 @@ def create_app(
     *,
     manage_runtime: bool = True,
     cors_origins: list[str] | None = None,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT_SECONDS,
 ) -> Starlette:
     """Build the ASGI application serving ``runtime``.
 
     ``token``: when set, every route but ``/health`` needs ``Authorization:
-    Bearer <token>``. ``max_body_bytes``: larger request bodies get 413.
+    Bearer <token>``; an empty or blank one is a ``ValueError``.
+    ``max_body_bytes``: larger request bodies get 413; ``body_timeout``: a body
+    not all received within that many seconds gets 408.
     ``cors_origins``: browser origins allowed to call the API (CORS; preflights need no token).
     ``manage_runtime``: enter ``runtime`` (``async with``) for the app's
     lifetime; pass False when the caller already owns it.
     """
+
+    check_token(token)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -425,7 +444,7 @@ def create_app(
         )
     if token:
         middleware.append(Middleware(BearerAuthMiddleware, token=token))
-    middleware.append(Middleware(BodySizeLimitMiddleware, max_body_bytes=max_body_bytes))
+    middleware.append(Middleware(BodySizeLimitMiddleware, max_body_bytes=max_body_bytes, body_timeout=body_timeout))
     app = Starlette(
         routes=[
             Route(_starlette_path(spec.path), handler, methods=[spec.method], name=spec.name)
@@ -444,6 +463,7 @@ def create_app(
     app.state.runtime = runtime
     app.state.stream_pumps = set()
     app.state.auth_required = bool(token)
+    app.state.secrets = _store_secrets(runtime)
     return app
 
 

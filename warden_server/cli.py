@@ -19,7 +19,7 @@ import uvicorn
 from agent_core import Runtime
 from agent_core.app_loader import AppLoadError
 from agent_core.app_loader import load_runtime as load_app
-from warden_server.app import DEFAULT_MAX_BODY_BYTES, create_app
+from warden_server.app import DEFAULT_BODY_TIMEOUT_SECONDS, DEFAULT_MAX_BODY_BYTES, check_token, create_app
 
 log = logging.getLogger("warden.server")
 
@@ -49,8 +49,21 @@ def load_runtime(spec: str) -> Runtime:
 
 
 def resolve_token(token: str | None) -> str | None:
-    token = token if token is not None else os.environ.get(TOKEN_ENV)
-    return token or None
+    """The token to require: ``--token``, else ``$WARDEN_API_TOKEN``, else None (no auth).
+
+    A token that is given but empty or blank (``WARDEN_API_TOKEN="   "``) is a
+    ``ServeError``, never "no token" nor a token of spaces.
+    """
+    source = "--token"
+    if token is None:
+        token, source = os.environ.get(TOKEN_ENV), TOKEN_ENV
+    if token is None:
+        return None
+    try:
+        check_token(token)
+    except ValueError as exc:
+        raise ServeError(f"{source}: {exc}") from None
+    return token
 
 
 def check_bind(host: str, token: str | None) -> None:
@@ -93,6 +106,7 @@ def serve(
     token: str | None = None,
     *,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT_SECONDS,
     log_level: str = "info",
     cors_origins: list[str] | None = None,
 ) -> None:
@@ -114,7 +128,9 @@ def serve(
             host,
         )
     runtime = load_runtime(app)
-    asgi = create_app(runtime, token=token, max_body_bytes=max_body_bytes, cors_origins=cors_origins)
+    asgi = create_app(
+        runtime, token=token, max_body_bytes=max_body_bytes, body_timeout=body_timeout, cors_origins=cors_origins
+    )
     config = uvicorn.Config(
         asgi,
         host=host,

@@ -1,4 +1,4 @@
-"""Pure ASGI middleware: bearer-token auth and a request body size limit.
+"""Pure ASGI middleware: bearer-token auth, and a request body size limit and read deadline.
 
 Both answer with the typed JSON error form before the route runs, so a
 refused request never reaches the runtime.
@@ -6,6 +6,7 @@ refused request never reaches the runtime.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 from collections.abc import Iterable
@@ -13,10 +14,11 @@ from collections.abc import Iterable
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent_core import wire
-from agent_core.wire import REQUEST_TOO_LARGE, STATUS_BY_CODE, UNAUTHORIZED
+from agent_core.wire import REQUEST_TIMEOUT, REQUEST_TOO_LARGE, STATUS_BY_CODE, UNAUTHORIZED
 
 _AUTHORIZATION = wire.AUTHORIZATION.lower().encode("ascii")  # ASGI header names are lower-case bytes
 _WWW_AUTHENTICATE = wire.WWW_AUTHENTICATE.lower().encode("ascii")
+_CLOSE = [(b"connection", b"close")]  # the rest of an unread body cannot be skipped: drop the connection
 
 
 async def _send_json(
@@ -67,16 +69,21 @@ class BearerAuthMiddleware:
 
 
 class BodySizeLimitMiddleware:
-    """Answers 413 when a request body exceeds ``max_body_bytes``.
+    """Answers 413 when a request body exceeds ``max_body_bytes``, 408 when it is not
+    all there within ``body_timeout`` seconds.
 
     A declared ``Content-Length`` over the limit is refused before reading; a
-    chunked body is read up to the limit, then refused. A body within the
-    limit is replayed to the application unchanged.
+    chunked body is read up to the limit, then refused. The whole body must
+    arrive within ``body_timeout`` of the route starting to read it (a client
+    that declares 100 bytes and sends 10, or trickles them, is answered 408
+    and disconnected instead of holding a worker). A body within both limits
+    is replayed to the application unchanged.
     """
 
-    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_body_bytes: int, body_timeout: float = 5.0) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
+        self.body_timeout = body_timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("method") in ("GET", "HEAD", "OPTIONS"):
@@ -95,27 +102,41 @@ class BodySizeLimitMiddleware:
                         STATUS_BY_CODE[REQUEST_TOO_LARGE],
                         REQUEST_TOO_LARGE,
                         f"request body of {declared} bytes exceeds the limit of {limit} bytes",
+                        _CLOSE,
                     )
                     return
         chunks: list[bytes] = []
         size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > limit:
-                await _send_json(
-                    send,
-                    STATUS_BY_CODE[REQUEST_TOO_LARGE],
-                    REQUEST_TOO_LARGE,
-                    f"request body exceeds the limit of {limit} bytes",
-                )
-                return
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
+        try:
+            async with asyncio.timeout(self.body_timeout):
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        return
+                    chunk = message.get("body", b"")
+                    size += len(chunk)
+                    if size > limit:
+                        await _send_json(
+                            send,
+                            STATUS_BY_CODE[REQUEST_TOO_LARGE],
+                            REQUEST_TOO_LARGE,
+                            f"request body exceeds the limit of {limit} bytes",
+                            _CLOSE,
+                        )
+                        return
+                    chunks.append(chunk)
+                    if not message.get("more_body", False):
+                        break
+        except TimeoutError:
+            await _send_json(
+                send,
+                STATUS_BY_CODE[REQUEST_TIMEOUT],
+                REQUEST_TIMEOUT,
+                f"the request body did not arrive within {self.body_timeout:g} s "
+                f"({size} bytes received); send it whole, promptly",
+                _CLOSE,
+            )
+            return
         body = b"".join(chunks)
         replayed = False
 

@@ -8,32 +8,37 @@ of the wrong type is a 422.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints, model_validator
+
+#: A thread, resource, run or tool-call id: a non-empty string.
+Id = Annotated[str, StringConstraints(min_length=1)]
+
+MAX_PAGE = 1_000_000
+"""Highest ``page`` of a listing (``page * perPage`` must fit the store's integers)."""
 
 
 class _Body(BaseModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
 
+class ThreadRef(_Body):
+    """Mastra's thread object: ``{"id": ..., ...}`` (other keys ignored)."""
+
+    id: Id
+
+
 class MemoryRef(_Body):
     """Mastra's ``memory`` option: ``thread`` is an id or ``{"id": ...}``."""
 
-    thread: str | dict[str, Any] | None = None
-    resource: str | None = None
-
-    @field_validator("thread")
-    @classmethod
-    def _thread_id(cls, v: str | dict[str, Any] | None) -> str | dict[str, Any] | None:
-        if isinstance(v, dict) and not isinstance(v.get("id"), str):
-            raise ValueError("memory.thread must be a string or an object with a string 'id'")
-        return v
+    thread: Id | ThreadRef | None = None
+    resource: Id | None = None
 
     @property
     def thread_id(self) -> str | None:
-        if isinstance(self.thread, dict):
-            return self.thread["id"]
+        if isinstance(self.thread, ThreadRef):
+            return self.thread.id
         return self.thread
 
 
@@ -56,8 +61,8 @@ class MessageIn(_Body):
 
 class _ThreadScoped(_Body):
     memory: MemoryRef | None = None
-    thread_id: str | None = Field(default=None, alias="threadId")
-    resource_id: str | None = Field(default=None, alias="resourceId")
+    thread_id: Id | None = Field(default=None, alias="threadId")
+    resource_id: Id | None = Field(default=None, alias="resourceId")
 
     def resolved_thread_id(self) -> str | None:
         if self.thread_id is not None:
@@ -88,8 +93,8 @@ class StreamBody(_ThreadScoped):
 
 
 class _Decision(_Body):
-    run_id: str = Field(alias="runId", min_length=1)
-    tool_call_id: str | None = Field(default=None, alias="toolCallId")
+    run_id: Id = Field(alias="runId")
+    tool_call_id: Id | None = Field(default=None, alias="toolCallId")
 
 
 class ApproveBody(_Decision):
@@ -110,12 +115,32 @@ class ResumeBody(_Decision):
     resume_data: dict[str, Any] = Field(alias="resumeData")
 
 
+# ``threadId``, or ``memory.thread``, is required: said in the OpenAPI document as the server checks it.
+_NEEDS_THREAD: dict[str, Any] = {
+    "anyOf": [
+        {"required": ["threadId"], "properties": {"threadId": {"type": "string"}}},
+        {
+            "required": ["memory"],
+            "properties": {
+                "memory": {
+                    "type": "object",
+                    "required": ["thread"],
+                    "properties": {"thread": {"not": {"type": "null"}}},
+                }
+            },
+        },
+    ]
+}
+
+
 class SendToolApprovalBody(_ThreadScoped):
     """``send-tool-approval``: decide the pending call of a thread."""
 
+    model_config = ConfigDict(json_schema_extra=_NEEDS_THREAD)
+
     approved: StrictBool
-    run_id: str | None = Field(default=None, alias="runId")
-    tool_call_id: str | None = Field(default=None, alias="toolCallId")
+    run_id: Id | None = Field(default=None, alias="runId")
+    tool_call_id: Id | None = Field(default=None, alias="toolCallId")
     resume_data: dict[str, Any] | None = Field(default=None, alias="resumeData")
     reason: str | None = None
 
@@ -129,16 +154,16 @@ class SendToolApprovalBody(_ThreadScoped):
 class SuspendedRunsQuery(_Body):
     """``GET /api/agents/{agentId}/suspended-runs`` query string."""
 
-    thread_id: str | None = Field(default=None, alias="threadId")
-    resource_id: str | None = Field(default=None, alias="resourceId")
-    page: int = Field(default=0, ge=0)
+    thread_id: Id | None = Field(default=None, alias="threadId")
+    resource_id: Id | None = Field(default=None, alias="resourceId")
+    page: int = Field(default=0, ge=0, le=MAX_PAGE)
     per_page: int = Field(default=50, alias="perPage", ge=1, le=1000)
 
 
 class AllSuspendedRunsQuery(SuspendedRunsQuery):
     """``GET /api/suspended-runs``: every agent's pending runs, or one agent's with ``agentId``."""
 
-    agent_id: str | None = Field(default=None, alias="agentId")
+    agent_id: Id | None = Field(default=None, alias="agentId")
 
 
 BODY_MODELS: dict[str, type[BaseModel]] = {

@@ -16,12 +16,14 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from starlette.responses import Response, StreamingResponse
 
 from agent_core import wire
+from agent_core.errors import WardenError
+from warden_server.errors import client_message
 
 log = logging.getLogger("warden.server")
 
@@ -42,8 +44,9 @@ def dumps(value: Any) -> str:
 class StreamPump:
     """Reads an ``AgentStream``'s ``full_stream`` to the end in its own task."""
 
-    def __init__(self, stream: Any, pumps: set[StreamPump]) -> None:
+    def __init__(self, stream: Any, pumps: set[StreamPump], secrets: Sequence[str] = ()) -> None:
         self.stream = stream
+        self.secrets = secrets
         self.run_id: str = getattr(stream, "run_id", "") or ""
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self.task = asyncio.create_task(self._run(), name=f"warden-stream-{self.run_id}")
@@ -58,8 +61,12 @@ class StreamPump:
             raise
         except Exception as exc:  # the runtime failed mid-stream: tell the client, in-band
             log.exception("stream of run %s failed", self.run_id)
-            code = getattr(exc, "code", "INTERNAL_ERROR")
-            self.queue.put_nowait(wire.encode_error_chunk(self.run_id, str(exc) or type(exc).__name__, code))
+            # the client learns the code and a message without server internals (see errors.client_message)
+            if isinstance(exc, WardenError):
+                code, message = exc.code, client_message(exc, self.secrets)
+            else:
+                code, message = wire.INTERNAL_ERROR, "internal server error"
+            self.queue.put_nowait(wire.encode_error_chunk(self.run_id, message, code))
         finally:
             self.queue.put_nowait(_DONE)
 
