@@ -18,9 +18,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import json
+
 from pydantic import BaseModel, Field, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from agent_core.errors import CorruptSnapshot, IllegalTransition
+from agent_core.limits import scrub
 from agent_core.models import Message, Usage
 
 #: Version of the snapshot JSON. Format 1 snapshots may carry a boolean
@@ -163,7 +167,12 @@ class RunState(BaseModel):
     error: str | None = None
 
     def to_json(self) -> str:
-        return self.model_dump_json(exclude_defaults=False)
+        try:
+            return self.model_dump_json(exclude_defaults=False)
+        except PydanticSerializationError:
+            # Text that cannot be encoded (lone surrogates from a model): stored escaped, never lost.
+            data = self.model_dump(mode="python", exclude_defaults=False)
+            return scrub(json.dumps(data, ensure_ascii=False, default=str), json_text=True)
 
     @classmethod
     def from_json(cls, text: str, *, run_id: str, store: str) -> RunState:
