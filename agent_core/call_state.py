@@ -16,9 +16,8 @@ only legal from ``new``, and no transition leads back to ``new``.
 
 from __future__ import annotations
 
-from typing import Any, Literal
-
 import json
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 from pydantic_core import PydanticSerializationError

@@ -285,7 +285,10 @@ class Decisions:
                     if call.kind == "interrupted" and _idempotent(agent, call):
                         try:
                             stream = await self.decide(
-                                agent, "approve", run_id=run.run_id, tool_call_id=call.tool_call_id,
+                                agent,
+                                "approve",
+                                run_id=run.run_id,
+                                tool_call_id=call.tool_call_id,
                                 actor=RECOVERY_ACTOR,
                             )
                         except WardenError:

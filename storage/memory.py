@@ -53,7 +53,9 @@ class InMemoryStore:
         lease = self._leases.get(run_id)
         return owner is not None and lease is not None and lease[0] == owner and lease[1] >= now
 
-    def _audit_row(self, run: RunRow, call: PendingCallRow, decision: str, reason: str | None, actor: str | None = None) -> None:
+    def _audit_row(
+        self, run: RunRow, call: PendingCallRow, decision: str, reason: str | None, actor: str | None = None
+    ) -> None:
         self._audit.append(
             AuditRow(
                 run_id=run.run_id,
@@ -213,9 +215,7 @@ class InMemoryStore:
         self._check()
         now = time.time()
         out = [
-            self._view(r)
-            for r in self._runs.values()
-            if r.status == "running" and not lease_live(self._view(r), now)
+            self._view(r) for r in self._runs.values() if r.status == "running" and not lease_live(self._view(r), now)
         ]
         return out[:limit]
 

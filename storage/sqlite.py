@@ -618,7 +618,7 @@ class SqliteStore:
             )
             if cur.rowcount != 1:  # pragma: no cover - guarded by the write lock
                 return ClaimResult("not_pending", call=stored, audited=True)
-            entries = []
+            entries: list[tuple[str, str | None, str | None]] = []
             if stored.status != "pending" and current.kind != "interrupted":
                 entries.append(("returned-to-pending", "lease expired before the tool started", None))
             label = "re-executed" if current.kind == "interrupted" and decision.status != "declined" else None
