@@ -116,7 +116,7 @@ async def test_declining_an_interrupted_call_tells_the_model_the_outcome_is_unkn
         stream = await agent.decline_tool_call(run_id=out.run_id, tool_call_id="x", reason="checked by hand")
         done = await stream.result()
         assert done.status == "finished" and log == []
-        told = [m.content for m in seen[-1] if m.role == "tool"][0]
+        told = next(m.content for m in seen[-1] if m.role == "tool")
         assert INTERRUPTED_DECLINED in told and "checked by hand" in told
         assert (await rt.list_suspended_runs()).total == 0
 
