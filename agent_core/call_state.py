@@ -10,6 +10,18 @@ state means adding it to ``CallStatus`` and to the rows of ``TRANSITIONS``
 (plus a method when it comes with a new event). The table is documented in
 ``docs/operations.md``.
 
+Crash recovery adds states that live on the store's call row, not in the
+snapshot (the snapshot is only rewritten at step boundaries): a decided call
+is *started* once its row has the durable ``started_at`` mark (written just
+before ``execute``, see ``RunContext.before_start``). Once the run's lease has
+expired, a decided call that never started reads as pending again (same kind
+and fingerprint, audit ``returned-to-pending``), and an approved or resumed
+call that started reads as kind ``interrupted``: ``approve`` re-executes it
+(audit ``re-executed``), ``decline`` resolves it as denied with
+``decisions.INTERRUPTED_DECLINED``. In the snapshot such a call is still
+``awaiting_approval`` / ``suspended``, so the transitions below apply
+unchanged. See ``storage.records.actionable`` and docs/operations.md.
+
 "Approved once, never gated again" needs no flag: ``gate`` and ``admit`` are
 only legal from ``new``, and no transition leads back to ``new``.
 """
