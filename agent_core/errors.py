@@ -34,8 +34,10 @@ __all__ = [
     "StoreCorrupt",
     "StoreReadOnly",
     "StoreUnavailable",
+    "StructuredOutputInvalid",
     "SuspendPayloadInvalid",
     "ToolCallNotSuspended",
+    "ToolOutputNotSerializable",
     "UnstorableText",
     "WardenError",
     "WrongDecisionKind",
@@ -114,3 +116,19 @@ class IllegalTransition(WardenError):
     """A tool call was asked to move to a state its current state does not lead to (a bug)."""
 
     code = "AGENT_ILLEGAL_CALL_TRANSITION"
+
+
+class ToolOutputNotSerializable(WardenError):
+    """A tool wrote progress (``ctx.writer.write``) that is not JSON-serialisable."""
+
+    code = "AGENT_TOOL_OUTPUT_NOT_SERIALIZABLE"
+
+
+class StructuredOutputInvalid(WardenError):
+    """The final answer of a run with ``output_schema`` is not JSON that validates; ``text`` is the raw answer."""
+
+    code = "AGENT_STRUCTURED_OUTPUT_INVALID"
+
+    def __init__(self, message: str, *, text: str = "", code: str | None = None) -> None:
+        super().__init__(message, code=code)
+        self.text = text
