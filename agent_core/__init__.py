@@ -14,16 +14,19 @@ from agent_core.errors import (
     ProviderConfigError,
     ResumeDataInvalid,
     SnapshotNotFound,
+    StructuredOutputInvalid,
     SuspendPayloadInvalid,
     ToolCallNotSuspended,
+    ToolOutputNotSerializable,
     WardenError,
     WrongDecisionKind,
 )
 from agent_core.fingerprint import fingerprint
+from agent_core.hooks import ToolHookCall
 from agent_core.memory import Memory
 from agent_core.runtime import Runtime
 from agent_core.stream import AgentStream, GenerateResult
-from agent_core.tools import Tool, ToolContext, create_tool, tool
+from agent_core.tools import Tool, ToolContext, ToolWriter, create_tool, tool
 from agent_core.views import PendingToolCall, SuspendedRun, SuspendedRunList
 
 __all__ = [
@@ -44,6 +47,7 @@ __all__ = [
     "ResumeDataInvalid",
     "Runtime",
     "SnapshotNotFound",
+    "StructuredOutputInvalid",
     "SuspendPayloadInvalid",
     "SuspendedRun",
     "SuspendedRunList",
@@ -51,6 +55,9 @@ __all__ = [
     "ToolCallInfo",
     "ToolCallNotSuspended",
     "ToolContext",
+    "ToolHookCall",
+    "ToolOutputNotSerializable",
+    "ToolWriter",
     "WardenError",
     "WrongDecisionKind",
     "create_tool",

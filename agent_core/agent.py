@@ -7,10 +7,13 @@ reads (``agent_core.definition.AgentDefinition``) and hands its work to its
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from pydantic import BaseModel
+
 from agent_core.definition import DelegateInput, PolicyFn, delegation_name
+from agent_core.hooks import AGENT_HOOKS
 from agent_core.memory import Memory
 from agent_core.models import LanguageModel, Message, ToolSpec
 from agent_core.runtime import Runtime
@@ -35,6 +38,7 @@ class Agent:
         memory: Memory | None = None,
         default_options: Mapping[str, Any] | None = None,
         description: str = "",
+        hooks: Mapping[str, Callable[..., Any]] | None = None,
     ) -> None:
         self.id = id
         self.name = name or id
@@ -59,6 +63,11 @@ class Agent:
             raise ValueError(f"agent {id!r}: tool names clash with sub-agent tools: {sorted(clash)}")
         self.memory = memory
         self.default_options: dict[str, Any] = dict(default_options or {})
+        unknown = set(hooks or {}) - AGENT_HOOKS
+        if unknown:
+            raise ValueError(f"agent {id!r}: unknown hooks {sorted(unknown)} (known: {', '.join(sorted(AGENT_HOOKS))})")
+        #: ``before_tool_call`` / ``after_tool_call`` (sync or async); see docs/hooks.md.
+        self.hooks: dict[str, Callable[..., Any]] = {k: v for k, v in (hooks or {}).items() if v is not None}
         self._runtime: Runtime | None = None
         self._specs: list[ToolSpec] | None = None
 
@@ -134,6 +143,8 @@ class Agent:
         max_steps: int | None = None,
         request_context: dict[str, Any] | None = None,
         auto_resume_suspended_tools: bool | None = None,
+        tool_call_concurrency: int | None = None,
+        output_schema: type[BaseModel] | None = None,
     ) -> AgentStream:
         return await self.runtime.start(
             self,
@@ -144,44 +155,98 @@ class Agent:
             max_steps=max_steps,
             request_context=request_context,
             auto_resume_suspended_tools=auto_resume_suspended_tools,
+            tool_call_concurrency=tool_call_concurrency,
+            output_schema=output_schema,
         )
 
     async def generate(self, messages: str | list[Any], **options: Any) -> GenerateResult:
         return await (await self.stream(messages, **options)).result()
 
     async def approve_tool_call(
-        self, *, run_id: str, tool_call_id: str | None = None, fingerprint: str | None = None
+        self,
+        *,
+        run_id: str,
+        tool_call_id: str | None = None,
+        fingerprint: str | None = None,
+        output_schema: type[BaseModel] | None = None,
     ) -> AgentStream:
         return await self.runtime.decide(
-            self, "approve", run_id=run_id, tool_call_id=tool_call_id, fingerprint=fingerprint
+            self,
+            "approve",
+            run_id=run_id,
+            tool_call_id=tool_call_id,
+            fingerprint=fingerprint,
+            output_schema=output_schema,
         )
 
     async def decline_tool_call(
-        self, *, run_id: str, tool_call_id: str | None = None, reason: str | None = None
+        self,
+        *,
+        run_id: str,
+        tool_call_id: str | None = None,
+        reason: str | None = None,
+        output_schema: type[BaseModel] | None = None,
     ) -> AgentStream:
-        return await self.runtime.decide(self, "decline", run_id=run_id, tool_call_id=tool_call_id, reason=reason)
+        return await self.runtime.decide(
+            self, "decline", run_id=run_id, tool_call_id=tool_call_id, reason=reason, output_schema=output_schema
+        )
 
     async def approve_tool_call_generate(
-        self, *, run_id: str, tool_call_id: str | None = None, fingerprint: str | None = None
+        self,
+        *,
+        run_id: str,
+        tool_call_id: str | None = None,
+        fingerprint: str | None = None,
+        output_schema: type[BaseModel] | None = None,
     ) -> GenerateResult:
         return await (
-            await self.approve_tool_call(run_id=run_id, tool_call_id=tool_call_id, fingerprint=fingerprint)
+            await self.approve_tool_call(
+                run_id=run_id, tool_call_id=tool_call_id, fingerprint=fingerprint, output_schema=output_schema
+            )
         ).result()
 
     async def decline_tool_call_generate(
-        self, *, run_id: str, tool_call_id: str | None = None, reason: str | None = None
+        self,
+        *,
+        run_id: str,
+        tool_call_id: str | None = None,
+        reason: str | None = None,
+        output_schema: type[BaseModel] | None = None,
     ) -> GenerateResult:
-        return await (await self.decline_tool_call(run_id=run_id, tool_call_id=tool_call_id, reason=reason)).result()
+        return await (
+            await self.decline_tool_call(
+                run_id=run_id, tool_call_id=tool_call_id, reason=reason, output_schema=output_schema
+            )
+        ).result()
 
-    async def resume_stream(self, resume_data: Any, *, run_id: str, tool_call_id: str | None = None) -> AgentStream:
+    async def resume_stream(
+        self,
+        resume_data: Any,
+        *,
+        run_id: str,
+        tool_call_id: str | None = None,
+        output_schema: type[BaseModel] | None = None,
+    ) -> AgentStream:
         return await self.runtime.decide(
-            self, "resume", run_id=run_id, tool_call_id=tool_call_id, resume_data=resume_data
+            self,
+            "resume",
+            run_id=run_id,
+            tool_call_id=tool_call_id,
+            resume_data=resume_data,
+            output_schema=output_schema,
         )
 
     async def resume_generate(
-        self, resume_data: Any, *, run_id: str, tool_call_id: str | None = None
+        self,
+        resume_data: Any,
+        *,
+        run_id: str,
+        tool_call_id: str | None = None,
+        output_schema: type[BaseModel] | None = None,
     ) -> GenerateResult:
-        return await (await self.resume_stream(resume_data, run_id=run_id, tool_call_id=tool_call_id)).result()
+        return await (
+            await self.resume_stream(resume_data, run_id=run_id, tool_call_id=tool_call_id, output_schema=output_schema)
+        ).result()
 
     async def list_suspended_runs(
         self, *, thread_id: str | None = None, resource_id: str | None = None, page: int = 0, per_page: int = 50

@@ -173,6 +173,10 @@ class RunState(BaseModel):
     seq_counter: int = 0
     #: user messages to add once the current step's tool results are in (auto-resume).
     followups: list[Message] = Field(default_factory=list)
+    #: at most this many ungated calls of one step run at once (None: all).
+    tool_call_concurrency: int | None = None
+    #: JSON Schema the final answer must satisfy (``output_schema=`` on stream/generate).
+    output_schema: dict[str, Any] | None = None
     outcome: Literal["running", "suspended", "finished", "failed"] = "running"
     finish_reason: str | None = None
     error: str | None = None

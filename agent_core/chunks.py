@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 from pydantic.alias_generators import to_camel
 
 from agent_core.models import Usage
@@ -19,6 +19,7 @@ ChunkType = Literal[
     "tool-result",
     "tool-error",
     "tool-output-denied",
+    "tool-output",
     "step-finish",
     "finish",
     "error",
@@ -87,6 +88,15 @@ class ToolOutputDeniedPayload(Payload):
     reason: str
 
 
+class ToolOutputPayload(Payload):
+    """Progress a running tool wrote with ``ctx.writer.write(data)``; ``agent_path`` names its agent."""
+
+    tool_call_id: str
+    tool_name: str
+    data: Any = None
+    agent_path: list[str] = Field(default_factory=list)
+
+
 class StepFinishPayload(Payload):
     step: int
     finish_reason: str
@@ -95,6 +105,15 @@ class StepFinishPayload(Payload):
 class FinishPayload(Payload):
     finish_reason: str
     usage: Usage = Field(default_factory=Usage)
+    #: the validated final answer (JSON) of a run with ``output_schema``; else None (and left out of JSON).
+    object: Any = None
+
+    @model_serializer(mode="wrap")
+    def _drop_empty_object(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("object", 0) is None:
+            del data["object"]
+        return data
 
 
 class ErrorPayload(Payload):
@@ -112,6 +131,7 @@ AnyPayload = (
     | ToolResultPayload
     | ToolErrorPayload
     | ToolOutputDeniedPayload
+    | ToolOutputPayload
     | StepFinishPayload
     | FinishPayload
     | ErrorPayload
@@ -127,6 +147,7 @@ PAYLOAD_TYPES: dict[str, type[Payload]] = {
     "tool-result": ToolResultPayload,
     "tool-error": ToolErrorPayload,
     "tool-output-denied": ToolOutputDeniedPayload,
+    "tool-output": ToolOutputPayload,
     "step-finish": StepFinishPayload,
     "finish": FinishPayload,
     "error": ErrorPayload,

@@ -59,6 +59,11 @@ class AgentDefinition(Protocol):
     @property
     def default_options(self) -> Mapping[str, Any]: ...
 
+    @property
+    def hooks(self) -> Mapping[str, Callable[..., Any]]:
+        """``before_tool_call`` / ``after_tool_call`` (see ``agent_core.hooks``); empty when unset."""
+        ...
+
     def resolved_model(self) -> LanguageModel: ...
 
     def tool_names(self) -> list[str]: ...
@@ -91,4 +96,6 @@ class HostedAgent(AgentDefinition, Protocol):
         max_steps: int | None = None,
         request_context: dict[str, Any] | None = None,
         auto_resume_suspended_tools: bool | None = None,
+        tool_call_concurrency: int | None = None,
+        output_schema: type[BaseModel] | None = None,
     ) -> AgentStream: ...

@@ -9,7 +9,6 @@ the transitions of ``CallState`` (``agent_core.call_state``).
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
 import time
@@ -22,9 +21,11 @@ from pydantic_core import to_jsonable_python
 
 from agent_core.call_state import CallState, RunState, policy_mode
 from agent_core.chunks import Chunk, make_chunk
+from agent_core.concurrency import run_calls, writer_for
 from agent_core.definition import AgentDefinition, DelegateInput, PolicyFn, ToolCallInfo, delegation_name
 from agent_core.errors import ModelError, WardenError
 from agent_core.fingerprint import fingerprint
+from agent_core.hooks import Blocked, execute_tool, on_input_available
 from agent_core.limits import args_problem
 from agent_core.models import Message, ModelDone, ModelRequestInfo, ModelResponse, TextDelta, ToolCall
 from agent_core.tools import Suspension, Tool, ToolContext
@@ -99,7 +100,13 @@ async def drive(agent: AgentDefinition, state: RunState, rt: RunContext) -> Asyn
             state.outcome, state.finish_reason = "finished", "length"
             return
         yield make_chunk("step-start", run_id, step=state.step)
-        info = ModelRequestInfo(tools=agent.tool_specs(), agent_id=agent.id, run_id=run_id, step=state.step)
+        info = ModelRequestInfo(
+            tools=agent.tool_specs(),
+            output_schema=state.output_schema,
+            agent_id=agent.id,
+            run_id=run_id,
+            step=state.step,
+        )
         response: ModelResponse | None = None
         try:
             async for event in model.stream(agent.model_messages(state.messages), info):
@@ -144,7 +151,7 @@ async def _process_calls(agent: AgentDefinition, state: RunState, rt: RunContext
     run_id = state.run_id
     for call in state.calls:
         if call.status == "new":
-            error = _precheck(agent, call)
+            error = _precheck(agent, call) or await on_input_available(agent.tools.get(call.name), state, call)
             if error is not None:
                 call.resolve("error", error)
                 yield make_chunk("tool-error", run_id, tool_call_id=call.id, tool_name=call.name, error=error)
@@ -164,29 +171,22 @@ async def _process_calls(agent: AgentDefinition, state: RunState, rt: RunContext
                 reason=call.reason or DECLINED_MESSAGE,
             )
     runnable = [c for c in state.calls if c.runnable]
-    if len(runnable) == 1:
-        async for chunk in _run_call(agent, state, runnable[0], rt):
+    if runnable:
+        # Independent calls of one step run concurrently (a sync tool in its own thread; at most
+        # ``tool_call_concurrency``, a sequential tool alone); tools' progress chunks come out live,
+        # then the calls' chunks in the model's call order.
+        async for chunk in run_calls(
+            runnable,
+            lambda c: _run_call(agent, state, c, rt),
+            run_id=run_id,
+            limit=state.tool_call_concurrency,
+            sequential=lambda c: c.name in agent.tools and agent.tools[c.name].sequential,
+        ):
             yield chunk
-    elif runnable:
-        # Independent calls of one step run concurrently (a sync tool in its own
-        # thread); their chunks come out in the model's call order.
-        outcomes = await asyncio.gather(
-            *(_collect(_run_call(agent, state, c, rt)) for c in runnable), return_exceptions=True
-        )
-        for outcome in outcomes:
-            if isinstance(outcome, BaseException):
-                raise outcome
-        for outcome in outcomes:
-            for chunk in outcome:  # type: ignore[union-attr]
-                yield chunk
     now = time.time()
     for call in runnable:
         if call.status == "suspended":
             call.mark_pending(now, rt.next_seq())
-
-
-async def _collect(chunks: AsyncIterator[Chunk]) -> list[Chunk]:
-    return [c async for c in chunks]
 
 
 def _run_call(agent: AgentDefinition, state: RunState, call: CallState, rt: RunContext) -> AsyncIterator[Chunk]:
@@ -277,15 +277,11 @@ async def _execute(agent: AgentDefinition, state: RunState, call: CallState, rt:
         resume_data=resume,
         agent_id=agent.id,
         tool_name=call.name,
+        writer=writer_for(run_id, state.agent_path, call),
         _suspend_schema=tool.suspend_schema,
     )
     try:
-        if tool.is_async:
-            out = await tool.execute(inp, ctx)
-        else:
-            out = await asyncio.to_thread(tool.execute, inp, ctx)
-            if inspect.isawaitable(out):
-                out = await out
+        out = await execute_tool(tool, inp, ctx, agent_hooks=agent.hooks, state=state, call=call)
     except Exception as exc:
         message = exc.message if isinstance(exc, WardenError) else f"{type(exc).__name__}: {exc}"
         call.resolve("error", message)
@@ -303,7 +299,9 @@ async def _execute(agent: AgentDefinition, state: RunState, call: CallState, rt:
         call.suspend(payload)
         return
     try:
-        if tool.output_schema is not None and not isinstance(out, tool.output_schema):
+        if isinstance(out, Blocked):  # before_tool_call said not to proceed: its output is the result
+            out = out.output
+        elif tool.output_schema is not None and not isinstance(out, tool.output_schema):
             out = tool.output_schema.model_validate(out)
         result = to_jsonable_python(out)
     except (ValidationError, TypeError, ValueError) as exc:
@@ -354,4 +352,5 @@ def child_state(sub: AgentDefinition, *, parent: RunState, prompt: str) -> RunSt
         policy=policy_mode(sub.default_options.get("require_tool_approval")),
         request_context=parent.request_context,
         created_at=parent.created_at,
+        tool_call_concurrency=sub.default_options.get("tool_call_concurrency", parent.tool_call_concurrency),
     )

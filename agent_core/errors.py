@@ -35,8 +35,10 @@ __all__ = [
     "StoreCorrupt",
     "StoreReadOnly",
     "StoreUnavailable",
+    "StructuredOutputInvalid",
     "SuspendPayloadInvalid",
     "ToolCallNotSuspended",
+    "ToolOutputNotSerializable",
     "UnstorableText",
     "WardenError",
     "WrongDecisionKind",
@@ -122,3 +124,19 @@ class LeaseLost(WardenError):
     another process took the run over): its writes are refused and it runs no tool."""
 
     code = "AGENT_LEASE_LOST"
+
+
+class ToolOutputNotSerializable(WardenError):
+    """A tool wrote progress (``ctx.writer.write``) that is not JSON-serialisable."""
+
+    code = "AGENT_TOOL_OUTPUT_NOT_SERIALIZABLE"
+
+
+class StructuredOutputInvalid(WardenError):
+    """The final answer of a run with ``output_schema`` is not JSON that validates; ``text`` is the raw answer."""
+
+    code = "AGENT_STRUCTURED_OUTPUT_INVALID"
+
+    def __init__(self, message: str, *, text: str = "", code: str | None = None) -> None:
+        super().__init__(message, code=code)
+        self.text = text

@@ -44,6 +44,7 @@ class StreamFold:
         self.finish_reason: str | None = None
         self.suspend_payload: ToolCallApprovalPayload | ToolCallSuspendedPayload | None = None
         self.error: str | None = None
+        self.error_code: str | None = None
         self.usage = Usage()
 
     def observe(self, chunk: Chunk) -> None:
@@ -60,6 +61,7 @@ class StreamFold:
             self.status = "failed"
             self.finish_reason = "error"
             self.error = chunk.payload.error  # type: ignore[union-attr]
+            self.error_code = chunk.payload.code  # type: ignore[union-attr]
 
     def cancelled(self) -> None:
         self.status = "failed"
@@ -83,6 +85,7 @@ def result_fields(run_id: str, chunks: Iterable[Chunk], outcome: Any = None) -> 
     current: Any = None
     tool_calls: list[ToolCallPayload] = []
     tool_results: list[ToolResultPayload] = []
+    obj: Any = None
     for c in chunks:
         p: Any = c.payload
         if c.type == "step-start":
@@ -100,6 +103,8 @@ def result_fields(run_id: str, chunks: Iterable[Chunk], outcome: Any = None) -> 
             tool_results.append(p)
         elif c.type == "step-finish" and current is not None:
             current.finish_reason = p.finish_reason
+        elif c.type == "finish":
+            obj = p.object
     status = outcome.status if outcome is not None else "finished"
     finish = outcome.finish_reason if outcome is not None else None
     if status == "suspended":
@@ -117,4 +122,5 @@ def result_fields(run_id: str, chunks: Iterable[Chunk], outcome: Any = None) -> 
         "usage": outcome.usage if outcome is not None else Usage(),
         "error": outcome.error if outcome is not None else None,
         "status": status,
+        "object": obj,
     }

@@ -12,6 +12,9 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
+
 from agent_core.call_state import CallState, RunState
 from agent_core.chunks import Chunk, make_chunk
 from agent_core.definition import HostedAgent, PolicyFn
@@ -20,6 +23,7 @@ from agent_core.errors import LeaseLost, WardenError
 from agent_core.fingerprint import fingerprint
 from agent_core.limits import scrub
 from agent_core.snapshot import pending_leaves, used_ids
+from agent_core.structured import parse_output
 from storage.base import Store
 from storage.records import PendingCallRow, RunRow
 
@@ -31,6 +35,8 @@ class Runs:
         self.store = store
         #: run id -> the request's ``require_tool_approval`` function (cannot be stored).
         self.policies: dict[str, PolicyFn] = {}
+        #: run id -> the pydantic model passed as ``output_schema=`` in this process (else the stored JSON Schema).
+        self.output_models: dict[str, type[BaseModel]] = {}
 
     async def advance(
         self,
@@ -68,6 +74,17 @@ class Runs:
             failure = exc
         except Exception as exc:  # a bug in user code outside a tool: still end cleanly
             failure = WardenError(f"{type(exc).__name__}: {exc}", code="AGENT_RUN_FAILED")
+        structured: Any = None
+        if failure is None and state.output_schema is not None and state.outcome == "finished":
+            if state.finish_reason == "stop":
+                last = state.messages[-1] if state.messages else None
+                text = last.content if last is not None and last.role == "assistant" else ""
+                try:
+                    structured = to_jsonable_python(
+                        parse_output(text, state.output_schema, self.output_models.get(run_id))
+                    )
+                except WardenError as exc:
+                    failure = exc
         if failure is None:
             try:
                 await self.save_memory(agent, state)
@@ -77,6 +94,7 @@ class Runs:
             message, code = scrub(failure.message), failure.code
             state.outcome, state.error = "failed", message
             self.policies.pop(run_id, None)
+            self.output_models.pop(run_id, None)
             if owner is not None and not isinstance(failure, LeaseLost):
                 if not await self.store.fail_run(run_id, owner, state.to_json(), message):
                     message, code = _lost(run_id), LeaseLost.code
@@ -87,10 +105,13 @@ class Runs:
                 yield chunk
             return
         self.policies.pop(run_id, None)
+        self.output_models.pop(run_id, None)
         if owner is not None and not await self.store.finish_run(run_id, owner):
             yield make_chunk("error", run_id, error=_lost(run_id), code=LeaseLost.code)
             return
-        yield make_chunk("finish", run_id, finish_reason=state.finish_reason or "stop", usage=state.usage)
+        yield make_chunk(
+            "finish", run_id, finish_reason=state.finish_reason or "stop", usage=state.usage, object=structured
+        )
 
     def _guard(self, rt: RunContext, state: RunState, owner: str, applied: list[str]) -> None:
         """Crash recovery while ``owner`` holds the lease: the started mark and the step checkpoint."""

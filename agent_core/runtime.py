@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from agent_core.autoresume import auto_resume
@@ -23,6 +24,7 @@ from agent_core.errors import AgentNotFound, InvalidRequest, SnapshotNotFound
 from agent_core.models import Message
 from agent_core.persist import Runs
 from agent_core.stream import AgentStream
+from agent_core.structured import schema_of
 from agent_core.views import SuspendedRun, SuspendedRunList
 from storage.base import Store
 from storage.memory import InMemoryStore
@@ -95,9 +97,18 @@ class Runtime:
         max_steps: int | None = None,
         request_context: dict[str, Any] | None = None,
         auto_resume_suspended_tools: bool | None = None,
+        tool_call_concurrency: int | None = None,
+        output_schema: type[BaseModel] | None = None,
     ) -> AgentStream:
         new_messages = _as_messages(messages)
         opts = agent.default_options
+        concurrency = tool_call_concurrency if tool_call_concurrency is not None else opts.get("tool_call_concurrency")
+        if concurrency is not None and (not isinstance(concurrency, int) or concurrency < 1):
+            raise InvalidRequest(f"tool_call_concurrency must be a positive integer, not {concurrency!r}")
+        try:
+            output_json = schema_of(output_schema)
+        except TypeError as exc:
+            raise InvalidRequest(str(exc)) from exc
         policy_arg = require_tool_approval
         if policy_arg is None:
             mode = policy_mode(opts.get("require_tool_approval"))
@@ -124,6 +135,8 @@ class Runtime:
             policy=mode,
             request_context=context,
             created_at=time.time(),
+            tool_call_concurrency=concurrency,
+            output_schema=output_json,
         )
         auto = (
             auto_resume_suspended_tools
@@ -148,7 +161,11 @@ class Runtime:
                     return resumed
         state.messages = [*history, *new_messages]
         state.memory_saved = len(history)
-        return AgentStream(run_id, self._runs.advance(agent, state, owner=None, applied=[]))
+        if output_schema is not None:
+            self._runs.output_models[run_id] = output_schema
+        stream = AgentStream(run_id, self._runs.advance(agent, state, owner=None, applied=[]))
+        stream.output_model = output_schema
+        return stream
 
     # -- decisions --------------------------------------------------------------------------
     async def decide(
@@ -162,9 +179,13 @@ class Runtime:
         reason: str | None = None,
         resume_data: Any = None,
         followups: list[Message] | None = None,
+        output_schema: type[BaseModel] | None = None,
     ) -> AgentStream:
-        """Record a decision atomically, then return the stream that applies it (see ``Decisions``)."""
-        return await self._decisions.decide(
+        """Record a decision atomically, then return the stream that applies it (see ``Decisions``).
+
+        ``output_schema``: the pydantic model of the run's structured output, to validate the final
+        answer with (and make ``result().object`` an instance); else the run's stored JSON Schema."""
+        stream = await self._decisions.decide(
             agent,
             kind,
             run_id=run_id,
@@ -174,6 +195,11 @@ class Runtime:
             resume_data=resume_data,
             followups=followups,
         )
+        if output_schema is not None:
+            # Before the stream's task first runs (no await since it was created).
+            self._runs.output_models[run_id] = output_schema
+            stream.output_model = output_schema
+        return stream
 
     async def approve_tool_call(
         self, *, run_id: str, tool_call_id: str | None = None, fingerprint: str | None = None

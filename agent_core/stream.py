@@ -16,7 +16,7 @@ from agent_core.chunks import (
     ToolResultPayload,
     make_chunk,
 )
-from agent_core.errors import WardenError
+from agent_core.errors import StructuredOutputInvalid, WardenError
 from agent_core.fold import StepSummary, StreamFold, StreamStatus, result_fields
 from agent_core.models import Usage
 
@@ -45,6 +45,8 @@ class AgentStream:
         self._chunks: list[Chunk] = []
         self._done = False
         self._signal: asyncio.Future[None] | None = None
+        #: the pydantic model of ``output_schema=`` (``result().object`` is an instance of it), if given here.
+        self.output_model: type[BaseModel] | None = None
         self._task = asyncio.get_running_loop().create_task(self._pump(source))
 
     def __repr__(self) -> str:
@@ -138,7 +140,18 @@ class AgentStream:
         return self
 
     async def result(self) -> GenerateResult:
-        return GenerateResult.from_chunks(self.run_id, await self.chunks(), self)
+        """The outcome; raises ``StructuredOutputInvalid`` if the final answer fails the run's ``output_schema``."""
+        result = GenerateResult.from_chunks(self.run_id, await self.chunks(), self)
+        if self._fold.error_code == StructuredOutputInvalid.code:
+            raise StructuredOutputInvalid(result.error or "structured output invalid", text=result.text)
+        if self.output_model is not None and result.object is not None:
+            result.object = self.output_model.model_validate(result.object)
+        return result
+
+    async def object(self) -> Any:
+        """The validated final answer of a run with ``output_schema`` (a model instance, or a dict when
+        the run was started elsewhere and no model was passed here); None if the run did not finish."""
+        return (await self.result()).object
 
     @property
     def done(self) -> bool:
@@ -183,6 +196,8 @@ class GenerateResult(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     error: str | None = None
     status: str = "finished"
+    #: the validated final answer of a run with ``output_schema`` (model instance, or dict); else None.
+    object: Any = None
 
     @classmethod
     def from_chunks(cls, run_id: str, chunks: list[Chunk], stream: Any = None) -> GenerateResult:

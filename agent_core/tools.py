@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Generator
+from collections.abc import Awaitable, Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic_core import PydanticSerializationError, to_jsonable_python
 
-from agent_core.errors import InvalidToolDefinition, SuspendPayloadInvalid
+from agent_core.errors import InvalidToolDefinition, SuspendPayloadInvalid, ToolOutputNotSerializable
 
 ExecuteFn = Callable[[Any, "ToolContext"], Any]
+#: Tool-level hooks (``create_tool(hooks=...)``): ``on_input_available`` and ``on_output``.
+TOOL_HOOKS = frozenset({"on_input_available", "on_output"})
 
 
 class Suspension:
@@ -31,6 +34,30 @@ class Suspension:
         yield  # pragma: no cover - makes this a generator
 
 
+class ToolWriter:
+    """``ctx.writer``: ``await ctx.writer.write(data)`` streams a ``tool-output`` chunk while the tool runs."""
+
+    __slots__ = ("_emit", "tool_name")
+
+    def __init__(self, emit: Callable[[Any], Awaitable[None]] | None, tool_name: str = "") -> None:
+        self._emit = emit
+        self.tool_name = tool_name
+
+    async def write(self, data: Any) -> None:
+        """Emit ``data`` (JSON-serialisable: dicts, lists, strings, numbers, pydantic models) now."""
+        try:
+            value = to_jsonable_python(data)
+        except (PydanticSerializationError, TypeError, ValueError) as exc:
+            raise ToolOutputNotSerializable(
+                f"tool {self.tool_name!r} wrote progress that is not JSON-serialisable ({type(data).__name__}): {exc}"
+            ) from exc
+        if self._emit is not None:
+            await self._emit(value)
+
+
+_NO_WRITER = ToolWriter(None)
+
+
 @dataclass
 class ToolContext:
     """What a tool knows about the call it serves."""
@@ -43,6 +70,8 @@ class ToolContext:
     resume_data: Any = None
     agent_id: str | None = None
     tool_name: str = ""
+    #: progress chunks (``tool-output``) for the live stream: ``await ctx.writer.write(data)``.
+    writer: ToolWriter = field(default=_NO_WRITER)
     _suspend_schema: type[BaseModel] | None = None
     _suspension: Suspension | None = None
 
@@ -79,6 +108,8 @@ class Tool:
         resume_schema: type[BaseModel] | None = None,
         require_approval: bool | None = None,
         idempotent: bool = False,
+        hooks: Mapping[str, Callable[..., Any]] | None = None,
+        sequential: bool = False,
     ) -> None:
         #: running it twice is harmless: an interrupted call is re-executed by ``recover()``.
         self.idempotent = bool(idempotent)
@@ -101,6 +132,15 @@ class Tool:
         self.suspend_schema = suspend_schema
         self.resume_schema = resume_schema
         self.require_approval = require_approval
+        unknown = set(hooks or {}) - TOOL_HOOKS
+        if unknown:
+            raise InvalidToolDefinition(
+                f"tool {id!r}: unknown hooks {sorted(unknown)} (known: {', '.join(sorted(TOOL_HOOKS))})"
+            )
+        #: ``on_input_available(call)`` / ``on_output(call, output)``; empty when unset.
+        self.hooks: dict[str, Callable[..., Any]] = {k: v for k, v in (hooks or {}).items() if v is not None}
+        #: never run concurrently with another call of the same step.
+        self.sequential = bool(sequential)
         self.execute = execute
         self.is_async = inspect.iscoroutinefunction(execute)
         self._json_schema: dict[str, Any] | None = None
@@ -133,11 +173,15 @@ def create_tool(
     resume_schema: type[BaseModel] | None = None,
     require_approval: bool | None = None,
     idempotent: bool = False,
+    hooks: Mapping[str, Callable[..., Any]] | None = None,
+    sequential: bool = False,
 ) -> Tool:
     """Mastra's ``createTool``: ``execute(input, ctx)`` may be sync or async.
 
     ``idempotent=True``: the tool may safely run twice, so a call interrupted by
     a crash (started, no result stored) is re-executed by ``recover()``.
+    ``hooks``: ``{"on_input_available": fn, "on_output": fn}`` (sync or async), see docs/hooks.md;
+    ``sequential=True``: the tool never runs concurrently with another call of the same step.
     """
     if input_schema is None:
         input_schema = create_model(f"{_camel(id)}Input", __config__=ConfigDict(extra="forbid"))
@@ -151,6 +195,8 @@ def create_tool(
         resume_schema=resume_schema,
         require_approval=require_approval,
         idempotent=idempotent,
+        hooks=hooks,
+        sequential=sequential,
     )
 
 
@@ -163,6 +209,9 @@ def tool(
     suspend_schema: type[BaseModel] | None = None,
     resume_schema: type[BaseModel] | None = None,
     output_schema: type[BaseModel] | None = None,
+    hooks: Mapping[str, Callable[..., Any]] | None = None,
+    idempotent: bool = False,
+    sequential: bool = False,
 ) -> Any:
     """Build a tool from a typed function: its parameters become the input schema.
 
@@ -209,6 +258,9 @@ def tool(
             suspend_schema=suspend_schema,
             resume_schema=resume_schema,
             require_approval=require_approval,
+            idempotent=idempotent,
+            hooks=hooks,
+            sequential=sequential,
         )
 
     return build(fn) if fn is not None else build

@@ -298,7 +298,9 @@ class AnthropicModel(HTTPModel):
                     "description": "Give your answer by calling this tool; its input is the answer.",
                 }
             )
-            body["tool_choice"] = {"type": "tool", "name": output_tool}
+            # Alone, the output tool is forced; with the agent's tools the model must call *a* tool
+            # (one of its tools, or the output tool to answer), so a run can still use its tools.
+            body["tool_choice"] = {"type": "any"} if tools[:-1] else {"type": "tool", "name": output_tool}
         if tools:
             body["tools"] = tools
         body.update(self.extra_body)

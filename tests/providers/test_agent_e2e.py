@@ -214,3 +214,39 @@ async def test_suspended_tool_resumes_and_its_result_reaches_the_model(
         assert results[0]["content"] == [
             {"type": "tool_result", "tool_use_id": CALL_IDS[kind], "content": '{"temp": 64, "unit": "f"}'}
         ]
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+async def test_run_with_output_schema_passes_the_schema_on_every_request(
+    kind: str, server: LoopbackServer, sleeps: SleepLog
+) -> None:
+    """``output_schema=`` on a run with tools, through an approval: OpenAI's ``response_format``,
+    Anthropic's output tool (``tool_choice`` "any" beside the agent's tools)."""
+    from .common import Answer
+
+    server.script(Reply.sse(f"{kind}/tool_call.sse"), Reply.sse(f"{kind}/structured.sse"))
+    model = make_model(kind, server, sleeps)
+    log: list[str] = []
+    agent = weather_agent(model, log)
+    try:
+        stream = await agent.stream("Weather in Paris?", output_schema=Answer)
+        [c async for c in stream.full_stream]
+        assert stream.status == "suspended"
+        result = await agent.approve_tool_call_generate(
+            run_id=stream.run_id, tool_call_id=CALL_IDS[kind], output_schema=Answer
+        )
+    finally:
+        await model.aclose()
+    assert log == ["Paris/c"]
+    assert result.object == Answer(approved=True)
+    assert len(server.requests) == 2
+    for request in server.requests:
+        body = request.json
+        if kind == "openai":
+            assert body["response_format"]["type"] == "json_schema"
+            assert body["response_format"]["json_schema"]["name"] == "Answer"
+            assert [t["function"]["name"] for t in body["tools"]] == ["get_weather"]
+        else:
+            assert body["tool_choice"] == {"type": "any"}
+            assert [t["name"] for t in body["tools"]] == ["get_weather", "structured_output"]
+            assert body["tools"][1]["input_schema"] == Answer.model_json_schema()

@@ -109,6 +109,18 @@ ask_tool = create_tool(
 )
 
 
+async def progress_fn(inp: LookupIn, ctx) -> dict:
+    # progress chunks (tool-output) streamed while the tool runs
+    await ctx.writer.write({"stage": "fetching", "q": inp.q})
+    await ctx.writer.write({"stage": "done", "percent": 100})
+    return {"progressed": inp.q}
+
+
+progress_tool = create_tool(
+    id="progress", description="A long job that reports progress", input_schema=LookupIn, execute=progress_fn
+)
+
+
 def make_model(agent_name: str) -> FunctionModel:
     def fn(messages, info):
         last = messages[-1]
@@ -121,6 +133,8 @@ def make_model(agent_name: str) -> FunctionModel:
             return ModelResponse(tool_calls=[ToolCall(name="delete_tool", args={"id": rest})])
         if verb == "lookup":
             return ModelResponse(tool_calls=[ToolCall(name="lookup", args={"q": rest})])
+        if verb == "progress":
+            return ModelResponse(tool_calls=[ToolCall(name="progress", args={"q": rest})])
         if verb == "boom":
             raise RuntimeError("model exploded")
         if verb == "ask":
@@ -130,7 +144,7 @@ def make_model(agent_name: str) -> FunctionModel:
     return FunctionModel(fn)
 
 
-TOOLS = {"delete_tool": delete_tool, "lookup": lookup_tool, "ask_user": ask_tool}
+TOOLS = {"delete_tool": delete_tool, "lookup": lookup_tool, "ask_user": ask_tool, "progress": progress_tool}
 
 ops = Agent(id="ops", name="Ops", instructions="You operate records.", model=make_model("ops"), tools=TOOLS)
 other = Agent(id="other", name="Other", instructions="Another agent.", model=make_model("other"), tools=TOOLS)

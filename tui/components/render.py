@@ -18,6 +18,7 @@ STYLES = {
     "result-error": "red",
     "tool-error": "bold red",
     "denied": "magenta",
+    "progress": "dim cyan",
     "finish": "dim",
     "error": "bold red",
     "assistant": "",
@@ -81,6 +82,15 @@ def render_chunk(chunk: Chunk) -> Text | None:
     if t == "tool-error":
         name = safe_text(p.tool_name, STYLES["tool-error"], multiline=False)
         return _line("✗ tool error ", STYLES["tool-error"], name, ": ", safe_text(p.error, "red"))
+    if t == "tool-output":  # progress written by a running tool: indented under its call
+        return _line(
+            "    ⋯ ",
+            STYLES["progress"],
+            safe_text(p.tool_name, STYLES["progress"], multiline=False),
+            Text(_agent(p.agent_path), style=STYLES["progress"]),
+            " ",
+            safe_text(_compact(p.data, 200), STYLES["progress"], multiline=False),
+        )
     if t == "tool-output-denied":
         return _line(
             "⊘ declined ",

@@ -1,0 +1,192 @@
+"""ctx.writer (live tool-output chunks) and tool-call concurrency (tool_call_concurrency, sequential)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from agent_core import Agent, ToolOutputNotSerializable, create_tool
+from agent_core.models import FunctionModel, Message, ModelRequestInfo, ModelResponse, ToolCall
+from tests.helpers import IdIn, calls_then, echo_results, types
+
+
+async def test_writer_chunks_are_live_while_the_tool_runs():
+    release = asyncio.Event()
+
+    async def long_job(inp: IdIn, ctx):
+        await ctx.writer.write({"progress": 0.5, "id": inp.id})
+        await release.wait()
+        await ctx.writer.write("almost")
+        return {"done": inp.id}
+
+    agent = Agent(
+        id="a",
+        model=calls_then([("job", {"id": "j1"}, "c1")], echo_results()),
+        tools={"job": create_tool(id="job", input_schema=IdIn, execute=long_job)},
+    )
+    stream = await agent.stream("go")
+    seen = []
+    async for chunk in stream.full_stream:
+        seen.append(chunk)
+        if chunk.type == "tool-output" and chunk.payload.data == {"progress": 0.5, "id": "j1"}:
+            assert "tool-result" not in types(seen)  # live: the tool is still running
+            release.set()
+    assert types(seen).count("tool-output") == 2
+    out = [c for c in seen if c.type == "tool-output"]
+    assert out[0].payload.tool_call_id == "c1" and out[0].payload.tool_name == "job"
+    assert out[0].payload.agent_path == ["a"] and out[1].payload.data == "almost"
+    assert types(seen).index("tool-output") < types(seen).index("tool-result")
+    js = out[0].to_json()
+    assert js["type"] == "tool-output"
+    assert js["payload"] == {
+        "toolCallId": "c1",
+        "toolName": "job",
+        "data": {"progress": 0.5, "id": "j1"},
+        "agentPath": ["a"],
+    }
+    from agent_core import Chunk
+
+    assert Chunk.from_json(js).payload == out[0].payload
+
+
+async def test_writer_rejects_data_that_is_not_json():
+    caught: list[str] = []
+
+    async def job(inp: IdIn, ctx):
+        try:
+            await ctx.writer.write(object())
+        except ToolOutputNotSerializable as exc:
+            caught.append(exc.code)
+        return "ok"
+
+    agent = Agent(
+        id="a",
+        model=calls_then([("job", {"id": "1"}, "c1")], echo_results()),
+        tools={"job": create_tool(id="job", input_schema=IdIn, execute=job)},
+    )
+    chunks = await (await agent.stream("go")).chunks()
+    assert caught == ["AGENT_TOOL_OUTPUT_NOT_SERIALIZABLE"] and "tool-output" not in types(chunks)
+
+
+async def test_concurrent_calls_stream_progress_live_and_results_in_call_order():
+    gate = asyncio.Event()
+
+    async def slow(inp: IdIn, ctx):
+        await ctx.writer.write(f"start {inp.id}")
+        await gate.wait()
+        return inp.id
+
+    async def fast(inp: IdIn, ctx):
+        await ctx.writer.write(f"fast {inp.id}")
+        gate.set()
+        return inp.id
+
+    agent = Agent(
+        id="a",
+        model=calls_then([("slow", {"id": "s"}, "c1"), ("fast", {"id": "f"}, "c2")], echo_results()),
+        tools={
+            "slow": create_tool(id="slow", input_schema=IdIn, execute=slow),
+            "fast": create_tool(id="fast", input_schema=IdIn, execute=fast),
+        },
+    )
+    chunks = await (await agent.stream("go")).chunks()
+    results = [c.payload.tool_call_id for c in chunks if c.type == "tool-result"]
+    assert results == ["c1", "c2"]
+    assert [c.payload.data for c in chunks if c.type == "tool-output"] == ["start s", "fast f"]
+
+
+async def test_sub_agent_tool_output_reaches_the_top_stream_with_its_agent_path():
+    async def crunch(inp: IdIn, ctx):
+        await ctx.writer.write({"step": 1})
+        return "crunched"
+
+    def sub_model(messages: list[Message], info: ModelRequestInfo) -> ModelResponse:
+        if messages[-1].role == "user":
+            return ModelResponse(tool_calls=[ToolCall(name="crunch", args={"id": "x"}, id="s1")])
+        return ModelResponse(text="sub done")
+
+    sub = Agent(
+        id="data-agent",
+        model=FunctionModel(sub_model),
+        tools={"crunch": create_tool(id="crunch", input_schema=IdIn, execute=crunch)},
+    )
+    top = Agent(
+        id="supervisor",
+        model=calls_then([("agent-data", {"prompt": "do"}, "t1")], echo_results()),
+        agents={"data": sub},
+    )
+    chunks = await (await top.stream("go")).chunks()
+    out = [c for c in chunks if c.type == "tool-output"]
+    assert len(out) == 1
+    assert out[0].payload.agent_path == ["supervisor", "data-agent"] and out[0].payload.tool_call_id == "s1"
+    assert out[0].payload.tool_name == "crunch" and out[0].payload.data == {"step": 1}
+
+
+def _tracker():
+    state = {"now": 0, "peak": 0}
+
+    async def work(inp: IdIn, ctx):
+        state["now"] += 1
+        state["peak"] = max(state["peak"], state["now"])
+        await asyncio.sleep(0.01)
+        state["now"] -= 1
+        return inp.id
+
+    return state, work
+
+
+@pytest.mark.parametrize(
+    ("limit", "default", "peak"), [(None, None, 5), (2, None, 2), (1, None, 1), (None, 3, 3), (2, 4, 2)]
+)
+async def test_tool_call_concurrency_bounds_ungated_calls(limit, default, peak):
+    state, work = _tracker()
+    calls = [("w", {"id": str(i)}, f"c{i}") for i in range(5)]
+    agent = Agent(
+        id="a",
+        model=calls_then(calls, echo_results()),
+        tools={"w": create_tool(id="w", input_schema=IdIn, execute=work)},
+        default_options={"tool_call_concurrency": default} if default else None,
+    )
+    res = await agent.generate("go", tool_call_concurrency=limit)
+    assert state["peak"] == peak
+    assert [r.tool_call_id for r in res.tool_results] == [f"c{i}" for i in range(5)]
+
+
+async def test_sequential_tool_never_runs_with_another_call_of_its_step():
+    log: list[str] = []
+    running: set[str] = set()
+
+    def make(name: str):
+        async def run(inp: IdIn, ctx):
+            log.append(f"{name}:{inp.id}:with={sorted(running)}")
+            running.add(inp.id)
+            await asyncio.sleep(0.01)
+            running.discard(inp.id)
+            return inp.id
+
+        return run
+
+    agent = Agent(
+        id="a",
+        model=calls_then(
+            [("p", {"id": "1"}, "c1"), ("p", {"id": "2"}, "c2"), ("seq", {"id": "3"}, "c3"), ("p", {"id": "4"}, "c4")],
+            echo_results(),
+        ),
+        tools={
+            "p": create_tool(id="p", input_schema=IdIn, execute=make("p")),
+            "seq": create_tool(id="seq", input_schema=IdIn, execute=make("seq"), sequential=True),
+        },
+    )
+    res = await agent.generate("go")
+    assert "seq:3:with=[]" in log
+    assert any(entry.startswith("p:2:with=['1']") for entry in log)  # the others still run together
+    assert [r.tool_call_id for r in res.tool_results] == ["c1", "c2", "c3", "c4"]
+
+
+async def test_invalid_tool_call_concurrency_is_refused():
+    from agent_core import InvalidRequest
+
+    agent = Agent(id="a", model=calls_then([], echo_results()))
+    with pytest.raises(InvalidRequest):
+        await agent.stream("go", tool_call_concurrency=0)
