@@ -1,0 +1,792 @@
+"""PostgreSQL store (asyncpg): many Warden processes and servers on one database.
+
+The same semantics as ``SqliteStore``: every public method is one transaction;
+a decision locks its run row (``SELECT ... FOR UPDATE``) and moves the call
+with ``UPDATE ... WHERE status = 'pending'``, so of many processes deciding at
+once exactly one wins; the audit log outlives the run; listing reads indexed
+columns only and takes totals from counters kept by triggers.
+
+Live updates: triggers ``NOTIFY warden_events`` on commit (a run suspended, a
+call decided, a run ended or given back); ``subscribe()`` LISTENs on a
+dedicated connection. Why asyncpg rather than psycopg 3: see docs/postgres.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+import asyncpg
+
+from storage.base import DecideFn
+from storage.errors import (
+    CorruptRecord,
+    SchemaTooNew,
+    StorageError,
+    StoreAuthFailed,
+    StoreClosed,
+    StoreUnavailable,
+    UnstorableText,
+)
+from storage.events import StoreEvent
+from storage.records import AuditRow, CallKind, ClaimResult, PendingCallRow, RunRow, SuspendedRunRow
+
+T = TypeVar("T")
+
+SCHEMA_VERSION = 1
+#: the channel the triggers notify on (one per database).
+CHANNEL = "warden_events"
+#: serialises migrations of concurrent first starts (pg_advisory_xact_lock key).
+_MIGRATION_LOCK = 0x5741524445  # "WARDE"
+
+_MIGRATIONS: dict[int, str] = {
+    1: f"""
+    CREATE TABLE runs (
+        run_id TEXT PRIMARY KEY,
+        agent_id TEXT NOT NULL,
+        thread_id TEXT,
+        resource_id TEXT,
+        status TEXT NOT NULL,
+        snapshot TEXT NOT NULL,
+        version INTEGER NOT NULL DEFAULT 1,
+        lease_owner TEXT,
+        lease_until DOUBLE PRECISION,
+        created_at DOUBLE PRECISION NOT NULL,
+        suspended_at DOUBLE PRECISION NOT NULL,
+        updated_at DOUBLE PRECISION NOT NULL,
+        error TEXT
+    );
+    CREATE INDEX runs_by_status ON runs (suspended_at DESC, run_id DESC) WHERE status = 'suspended';
+    CREATE INDEX runs_by_agent ON runs (agent_id, suspended_at DESC, run_id DESC) WHERE status = 'suspended';
+    CREATE INDEX runs_by_thread ON runs (thread_id, agent_id, suspended_at DESC, run_id DESC)
+        WHERE status = 'suspended';
+    CREATE INDEX runs_by_resource ON runs (resource_id, agent_id, suspended_at DESC, run_id DESC)
+        WHERE status = 'suspended';
+    CREATE INDEX runs_leased ON runs (lease_until) WHERE status = 'running';
+    CREATE TABLE run_counts (
+        agent_id TEXT PRIMARY KEY,
+        suspended BIGINT NOT NULL
+    );
+    CREATE FUNCTION warden_runs_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.status = 'suspended'
+           AND (TG_OP = 'DELETE' OR NEW.status <> 'suspended') THEN
+            UPDATE run_counts SET suspended = suspended - 1 WHERE agent_id = OLD.agent_id;
+        END IF;
+        IF TG_OP IN ('UPDATE', 'INSERT') AND NEW.status = 'suspended'
+           AND (TG_OP = 'INSERT' OR OLD.status <> 'suspended') THEN
+            INSERT INTO run_counts (agent_id, suspended) VALUES (NEW.agent_id, 1)
+                ON CONFLICT (agent_id) DO UPDATE SET suspended = run_counts.suspended + 1;
+        END IF;
+        IF TG_OP = 'DELETE' THEN
+            PERFORM pg_notify('{CHANNEL}', json_build_object('type', 'ended', 'run_id', OLD.run_id,
+                'agent_id', OLD.agent_id)::text);
+        ELSIF NEW.status = 'suspended' AND (TG_OP = 'INSERT' OR OLD.status <> 'suspended'
+                                           OR OLD.version <> NEW.version) THEN
+            PERFORM pg_notify('{CHANNEL}', json_build_object('type', 'suspended', 'run_id', NEW.run_id,
+                'agent_id', NEW.agent_id)::text);
+        ELSIF NEW.status = 'failed' AND OLD.status <> 'failed' THEN
+            PERFORM pg_notify('{CHANNEL}', json_build_object('type', 'ended', 'run_id', NEW.run_id,
+                'agent_id', NEW.agent_id)::text);
+        END IF;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER runs_changed AFTER INSERT OR DELETE OR UPDATE OF status, version ON runs
+        FOR EACH ROW EXECUTE FUNCTION warden_runs_changed();
+    CREATE TABLE pending_calls (
+        run_id TEXT NOT NULL,
+        tool_call_id TEXT NOT NULL,
+        tool_name TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        args TEXT NOT NULL,
+        suspend_payload TEXT,
+        resume_schema TEXT,
+        agent_path TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        created_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (run_id, tool_call_id)
+    );
+    CREATE TABLE audit_log (
+        id BIGSERIAL PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        tool_call_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        tool_name TEXT NOT NULL,
+        decision TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        reason TEXT,
+        actor TEXT,
+        decided_at DOUBLE PRECISION NOT NULL
+    );
+    CREATE INDEX audit_by_call ON audit_log (run_id, tool_call_id);
+    CREATE FUNCTION warden_audited() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        PERFORM pg_notify('{CHANNEL}', json_build_object('type', 'decided', 'run_id', NEW.run_id,
+            'tool_call_id', NEW.tool_call_id, 'decision', NEW.decision)::text);
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER audit_notify AFTER INSERT ON audit_log FOR EACH ROW EXECUTE FUNCTION warden_audited();
+    CREATE TABLE threads (
+        thread_id TEXT PRIMARY KEY,
+        resource_id TEXT,
+        created_at DOUBLE PRECISION NOT NULL,
+        updated_at DOUBLE PRECISION NOT NULL
+    );
+    CREATE TABLE messages (
+        id BIGSERIAL PRIMARY KEY,
+        thread_id TEXT NOT NULL,
+        resource_id TEXT,
+        body TEXT NOT NULL,
+        created_at DOUBLE PRECISION NOT NULL
+    );
+    CREATE INDEX messages_by_thread ON messages (thread_id, id);
+    """,
+}
+
+_RUN_COLS = "run_id, agent_id, thread_id, resource_id, status, snapshot, version, created_at, suspended_at, error"
+_CALL_COLS = (
+    "run_id, tool_call_id, tool_name, kind, status, fingerprint, args, suspend_payload, "
+    "resume_schema, agent_path, seq, created_at"
+)
+_CALL_MARKS = ", ".join(f"${i}" for i in range(1, 13))
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _json(value: Any, what: str) -> Any:
+    try:
+        return json.loads(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{what} is not valid JSON ({exc})") from exc
+
+
+def _run(row: Any) -> RunRow:
+    return RunRow(
+        run_id=row[0],
+        agent_id=row[1],
+        thread_id=row[2],
+        resource_id=row[3],
+        status=row[4],
+        snapshot=row[5],
+        version=row[6],
+        created_at=row[7],
+        suspended_at=row[8],
+        error=row[9],
+    )
+
+
+def _call(row: Any) -> PendingCallRow:
+    """A pending-call row; a row that cannot be decoded is a ``CorruptRecord`` naming it."""
+    try:
+        return PendingCallRow(
+            run_id=row[0],
+            tool_call_id=row[1],
+            tool_name=row[2],
+            kind=row[3],
+            status=row[4],
+            fingerprint=row[5],
+            args=_json(row[6], "args"),
+            suspend_payload=None if row[7] is None else _json(row[7], "suspend_payload"),
+            resume_schema=None if row[8] is None else _json(row[8], "resume_schema"),
+            agent_path=_json(row[9], "agent_path"),
+            seq=row[10],
+            created_at=row[11],
+        )
+    except ValueError as exc:
+        raise CorruptRecord(f"pending tool call {row[1]!r} of run {row[0]!r} is stored corrupt: {exc}") from exc
+
+
+def _call_params(c: PendingCallRow) -> tuple:
+    return (
+        c.run_id,
+        c.tool_call_id,
+        c.tool_name,
+        c.kind,
+        c.status,
+        c.fingerprint,
+        _dumps(c.args),
+        None if c.suspend_payload is None else _dumps(c.suspend_payload),
+        None if c.resume_schema is None else _dumps(c.resume_schema),
+        _dumps(c.agent_path),
+        c.seq,
+        float(c.created_at),
+    )
+
+
+def redact(dsn: str) -> str:
+    """The DSN without its password, for names and messages."""
+    try:
+        parts = urlsplit(dsn)
+    except ValueError:
+        return "postgresql://…"
+    if parts.password is None:
+        return dsn
+    netloc = parts.netloc.rsplit("@", 1)
+    user = (parts.username or "") + ":***"
+    return urlunsplit(parts._replace(netloc=f"{user}@{netloc[-1]}"))
+
+
+class PostgresStore:
+    """Durable store in one PostgreSQL database, shared by any number of processes.
+
+    ``dsn`` is a libpq URL (``postgresql://user:password@host:port/dbname``).
+    The connection pool opens on first use (or ``await store.setup()``) and
+    belongs to the event loop that opened it.
+    """
+
+    def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 10, connect_timeout: float = 5.0) -> None:
+        self.dsn = dsn
+        self.name = f"PostgresStore({redact(dsn)!r})"
+        self.min_size, self.max_size, self.connect_timeout = min_size, max_size, connect_timeout
+        self._pool: asyncpg.Pool | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._opening: asyncio.Future[asyncpg.Pool] | None = None
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return self.name
+
+    # -- connection -----------------------------------------------------------------
+    async def _connection_pool(self) -> asyncpg.Pool:
+        if self._closed:
+            raise StoreClosed(f"{self.name} is closed")
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:  # a pool serves one event loop: a new loop gets its own
+            old, self._pool, self._opening, self._loop = self._pool, None, None, loop
+            if old is not None:
+                old.terminate()
+        if self._pool is not None:
+            return self._pool
+        if self._opening is None:
+            self._opening = asyncio.ensure_future(self._open())
+        try:
+            pool = await asyncio.shield(self._opening)
+        except BaseException:
+            if self._opening is not None and self._opening.done():
+                self._opening = None  # the next call tries again (the server may be back)
+            raise
+        if self._closed:
+            await pool.close()
+            raise StoreClosed(f"{self.name} is closed")
+        self._pool = pool
+        return pool
+
+    async def _open(self) -> asyncpg.Pool:
+        try:
+            pool = await asyncpg.create_pool(
+                self.dsn,
+                min_size=self.min_size,
+                max_size=self.max_size,
+                timeout=self.connect_timeout,
+                command_timeout=None,
+                server_settings={"application_name": "warden"},
+            )
+        except BaseException as exc:
+            raise self._typed(exc, opening=True) from None
+        try:
+            async with pool.acquire() as conn:
+                await self._migrate(conn)
+        except BaseException as exc:
+            pool.terminate()
+            if isinstance(exc, StorageError):
+                raise
+            raise self._typed(exc, opening=True) from None
+        return pool
+
+    def _typed(self, exc: BaseException, *, opening: bool = False) -> BaseException:
+        """A typed, one-line error for a failure of the server or of the connection."""
+        if isinstance(exc, StorageError | asyncio.CancelledError) or not isinstance(exc, Exception):
+            return exc
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if isinstance(exc, asyncpg.InvalidPasswordError | asyncpg.InvalidAuthorizationSpecificationError):
+            return StoreAuthFailed(f"{self.name}: authentication failed: {text}")
+        if isinstance(exc, asyncpg.InvalidCatalogNameError):
+            return StoreUnavailable(f"{self.name} cannot be opened: {text}")
+        if isinstance(exc, asyncpg.CharacterNotInRepertoireError | asyncpg.UntranslatableCharacterError):
+            return UnstorableText(f"{self.name}: text that PostgreSQL cannot store: {text}")
+        if isinstance(exc, OSError | socket.gaierror | TimeoutError | asyncpg.exceptions.ConnectionFailureError):
+            return StoreUnavailable(f"{self.name}: the server is unreachable: {text}")
+        if isinstance(
+            exc,
+            asyncpg.PostgresConnectionError
+            | asyncpg.ConnectionDoesNotExistError
+            | asyncpg.CannotConnectNowError
+            | asyncpg.TooManyConnectionsError
+            | asyncpg.AdminShutdownError,
+        ):
+            return StoreUnavailable(f"{self.name}: the server is unavailable: {text}")
+        if isinstance(exc, asyncpg.InterfaceError) and "closed" in text.lower() and self._closed:
+            return StoreClosed(f"{self.name} is closed")
+        if opening:
+            return StoreUnavailable(f"{self.name} cannot be opened: {text}")
+        if isinstance(exc, asyncpg.PostgresError | asyncpg.InterfaceError):
+            return StorageError(f"{self.name}: {text}")
+        return exc
+
+    async def _migrate(self, conn: asyncpg.Connection) -> None:
+        if await self._schema_current(conn):
+            return
+        async with conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock($1)", _MIGRATION_LOCK)
+            await conn.execute("CREATE TABLE IF NOT EXISTS warden_schema (version INTEGER NOT NULL)")
+            current = await conn.fetchval("SELECT COALESCE(MAX(version), 0) FROM warden_schema")
+            self._refuse_newer(current)
+            for version in range(current + 1, SCHEMA_VERSION + 1):
+                await conn.execute(_MIGRATIONS[version])
+                await conn.execute("INSERT INTO warden_schema (version) VALUES ($1)", version)
+
+    async def _schema_current(self, conn: asyncpg.Connection) -> bool:
+        if await conn.fetchval("SELECT to_regclass('warden_schema')") is None:
+            return False
+        current = await conn.fetchval("SELECT COALESCE(MAX(version), 0) FROM warden_schema")
+        self._refuse_newer(current)
+        return bool(current == SCHEMA_VERSION)
+
+    def _refuse_newer(self, current: int) -> None:
+        if current > SCHEMA_VERSION:
+            raise SchemaTooNew(
+                f"{self.name} has schema version {current}, newer than this Warden "
+                f"(knows {SCHEMA_VERSION}); upgrade Warden to use it"
+            )
+
+    async def _call(self, fn: Callable[[asyncpg.Connection], Awaitable[T]], *, tx: bool = True) -> T:
+        pool = await self._connection_pool()
+        try:
+            async with pool.acquire() as conn:
+                if not tx:
+                    return await fn(conn)
+                async with conn.transaction():
+                    return await fn(conn)
+        except UnicodeEncodeError as exc:  # raised before the server sees anything: no change was made
+            bad = exc.object[exc.start : exc.end] if isinstance(exc.object, str) else ""
+            shown = "".join(f"\\u{ord(ch):04x}" for ch in bad)
+            raise UnstorableText(
+                f"{self.name}: text with a lone surrogate ({shown}) cannot be stored or looked up"
+            ) from None
+        except (StorageError, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            typed = self._typed(exc)
+            if typed is exc:
+                raise
+            raise typed from exc
+
+    async def setup(self) -> None:
+        """Connect and apply migrations now rather than on first use."""
+        await self._connection_pool()
+
+    async def aclose(self) -> None:
+        self._closed = True
+        opening, self._opening = self._opening, None
+        pool, self._pool = self._pool, None
+        if pool is None and opening is not None:
+            try:
+                pool = await opening
+            except BaseException:
+                pool = None
+        if pool is not None:
+            try:
+                if self._loop is asyncio.get_running_loop():
+                    await asyncio.wait_for(pool.close(), 5)
+                else:
+                    pool.terminate()
+            except Exception:
+                pool.terminate()
+
+    # -- runs -------------------------------------------------------------------------
+    async def save_suspended(
+        self, run: RunRow, pending: list[PendingCallRow], *, owner: str | None = None, applied: list[str] | None = None
+    ) -> None:
+        now = time.time()
+        params = [_call_params(c) for c in pending]
+
+        async def body(db: asyncpg.Connection) -> None:
+            if owner is None:
+                try:
+                    await db.execute(
+                        "INSERT INTO runs (run_id, agent_id, thread_id, resource_id, status, snapshot, version, "
+                        "created_at, suspended_at, updated_at) VALUES ($1, $2, $3, $4, 'suspended', $5, 1, $6, $7, $8)",
+                        run.run_id,
+                        run.agent_id,
+                        run.thread_id,
+                        run.resource_id,
+                        run.snapshot,
+                        float(run.created_at or now),
+                        float(run.suspended_at or now),
+                        now,
+                    )
+                except asyncpg.UniqueViolationError:
+                    raise StorageError(f"{self.name}: run {run.run_id!r} already stored") from None
+            else:
+                done = await db.execute(
+                    "UPDATE runs SET status = 'suspended', snapshot = $1, version = version + 1, "
+                    "lease_owner = NULL, lease_until = NULL, suspended_at = $2, updated_at = $3 "
+                    "WHERE run_id = $4 AND lease_owner = $5",
+                    run.snapshot,
+                    float(run.suspended_at or now),
+                    now,
+                    run.run_id,
+                    owner,
+                )
+                if done != "UPDATE 1":
+                    raise StorageError(f"{self.name}: lost the lease on run {run.run_id!r}; not saved")
+                if applied:
+                    await db.execute(
+                        "DELETE FROM pending_calls WHERE run_id = $1 AND tool_call_id = ANY($2::text[])",
+                        run.run_id,
+                        list(applied),
+                    )
+            if params:
+                await db.executemany(
+                    f"INSERT INTO pending_calls ({_CALL_COLS}) VALUES ({_CALL_MARKS}) "
+                    "ON CONFLICT (run_id, tool_call_id) DO NOTHING",
+                    params,
+                )
+
+        await self._call(body)
+
+    async def claim(
+        self,
+        run_id: str,
+        tool_call_id: str | None,
+        *,
+        kinds: tuple[CallKind, ...],
+        decide: DecideFn,
+        owner: str,
+        lease_seconds: float,
+    ) -> ClaimResult:
+        async def audited(db: asyncpg.Connection) -> bool:
+            if tool_call_id is None:
+                return False
+            found = await db.fetchval(
+                "SELECT 1 FROM audit_log WHERE run_id = $1 AND tool_call_id = $2 LIMIT 1", run_id, tool_call_id
+            )
+            return found is not None
+
+        async def body(db: asyncpg.Connection) -> ClaimResult:
+            # The run's row lock orders concurrent decisions on one run; the
+            # WHERE status = 'pending' below is the compare-and-set itself.
+            row = await db.fetchrow(
+                f"SELECT {_RUN_COLS}, lease_owner, lease_until FROM runs WHERE run_id = $1 FOR UPDATE", run_id
+            )
+            if row is None:
+                return ClaimResult("no_run", audited=await audited(db))
+            if tool_call_id is not None:
+                crow = await db.fetchrow(
+                    f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id = $1 AND tool_call_id = $2",
+                    run_id,
+                    tool_call_id,
+                )
+                if crow is None:
+                    return ClaimResult("no_call", audited=await audited(db))
+                if crow[4] != "pending":
+                    return ClaimResult("not_pending", call=_call(crow), audited=True)
+            else:
+                crow = await db.fetchrow(
+                    f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id = $1 AND status = 'pending' "
+                    "AND kind = ANY($2::text[]) ORDER BY created_at DESC, seq DESC LIMIT 1",
+                    run_id,
+                    list(kinds),
+                )
+                if crow is None:
+                    other = await db.fetchval(
+                        "SELECT 1 FROM pending_calls WHERE run_id = $1 AND status = 'pending' LIMIT 1", run_id
+                    )
+                    return ClaimResult("no_call_of_kind" if other else "no_call", other_kinds=other is not None)
+            call = _call(crow)
+            run = _run(row)
+            decision = decide(call, run)
+            now = time.time()
+            done = await db.execute(
+                "UPDATE pending_calls SET status = $1 WHERE run_id = $2 AND tool_call_id = $3 AND status = 'pending'",
+                decision.status,
+                run_id,
+                call.tool_call_id,
+            )
+            if done != "UPDATE 1":  # pragma: no cover - guarded by the run's row lock
+                return ClaimResult("not_pending", call=call, audited=True)
+            await db.execute(
+                "INSERT INTO audit_log (run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, reason, "
+                "actor, decided_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                run_id,
+                call.tool_call_id,
+                row[1],
+                call.tool_name,
+                decision.status,
+                call.fingerprint,
+                decision.reason,
+                decision.actor,
+                now,
+            )
+            call.status = decision.status
+            lease_owner, lease_until = row[10], row[11]
+            if lease_owner is None or (lease_until or 0) < now:
+                await db.execute(
+                    "UPDATE runs SET lease_owner = $1, lease_until = $2, status = 'running', updated_at = $3 "
+                    "WHERE run_id = $4",
+                    owner,
+                    now + lease_seconds,
+                    now,
+                    run_id,
+                )
+                run.status = "running"
+                return ClaimResult("ok", call=call, run=run)
+            return ClaimResult("ok", call=call, run=None)
+
+        return await self._call(body)
+
+    async def acquire_lease(self, run_id: str, owner: str, lease_seconds: float) -> RunRow | None:
+        async def body(db: asyncpg.Connection) -> RunRow | None:
+            now = time.time()
+            row = await db.fetchrow(
+                "UPDATE runs SET lease_owner = $1, lease_until = $2, status = 'running', updated_at = $3 "
+                f"WHERE run_id = $4 AND (lease_owner IS NULL OR lease_until < $3) RETURNING {_RUN_COLS}",
+                owner,
+                now + lease_seconds,
+                now,
+                run_id,
+            )
+            return None if row is None else _run(row)
+
+        return await self._call(body, tx=False)
+
+    async def renew_lease(self, run_id: str, owner: str, lease_seconds: float) -> bool:
+        async def body(db: asyncpg.Connection) -> bool:
+            done = await db.execute(
+                "UPDATE runs SET lease_until = $1 WHERE run_id = $2 AND lease_owner = $3",
+                time.time() + lease_seconds,
+                run_id,
+                owner,
+            )
+            return bool(done == "UPDATE 1")
+
+        return await self._call(body, tx=False)
+
+    async def release(self, run_id: str, owner: str, *, reset_call: str | None = None) -> None:
+        async def body(db: asyncpg.Connection) -> None:
+            now = time.time()
+            await db.execute(
+                "UPDATE runs SET status = 'suspended', lease_owner = NULL, lease_until = NULL, updated_at = $1 "
+                "WHERE run_id = $2 AND lease_owner = $3",
+                now,
+                run_id,
+                owner,
+            )
+            if reset_call is not None:
+                done = await db.execute(
+                    "UPDATE pending_calls SET status = 'pending' WHERE run_id = $1 AND tool_call_id = $2 "
+                    "AND status <> 'pending'",
+                    run_id,
+                    reset_call,
+                )
+                if done != "UPDATE 0":
+                    await db.execute(
+                        "INSERT INTO audit_log (run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, "
+                        "reason, actor, decided_at) SELECT run_id, tool_call_id, '', tool_name, 'withdrawn', "
+                        "fingerprint, 'decision interrupted before it was applied', NULL, $1 FROM pending_calls "
+                        "WHERE run_id = $2 AND tool_call_id = $3",
+                        now,
+                        run_id,
+                        reset_call,
+                    )
+
+        await self._call(body)
+
+    async def finish_run(self, run_id: str, owner: str | None) -> None:
+        async def body(db: asyncpg.Connection) -> None:
+            await db.execute("DELETE FROM pending_calls WHERE run_id = $1", run_id)
+            await db.execute("DELETE FROM runs WHERE run_id = $1", run_id)
+
+        await self._call(body)
+
+    async def fail_run(self, run_id: str, owner: str | None, snapshot: str, error: str) -> None:
+        async def body(db: asyncpg.Connection) -> None:
+            await db.execute(
+                "UPDATE runs SET status = 'failed', snapshot = $1, error = $2, lease_owner = NULL, "
+                "lease_until = NULL, version = version + 1, updated_at = $3 WHERE run_id = $4",
+                snapshot,
+                error,
+                time.time(),
+                run_id,
+            )
+
+        await self._call(body, tx=False)
+
+    async def get_run(self, run_id: str) -> RunRow | None:
+        async def body(db: asyncpg.Connection) -> RunRow | None:
+            row = await db.fetchrow(f"SELECT {_RUN_COLS} FROM runs WHERE run_id = $1", run_id)
+            return None if row is None else _run(row)
+
+        return await self._call(body, tx=False)
+
+    async def get_calls(self, run_id: str) -> list[PendingCallRow]:
+        async def body(db: asyncpg.Connection) -> list[PendingCallRow]:
+            rows = await db.fetch(
+                f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id = $1 ORDER BY created_at, seq", run_id
+            )
+            return [_call(r) for r in rows]
+
+        return await self._call(body, tx=False)
+
+    async def list_suspended(
+        self,
+        *,
+        agent_id: str | None = None,
+        thread_id: str | None = None,
+        resource_id: str | None = None,
+        page: int = 0,
+        per_page: int = 50,
+    ) -> tuple[list[SuspendedRunRow], int]:
+        async def body(db: asyncpg.Connection) -> tuple[list[SuspendedRunRow], int]:
+            now = time.time()
+            if await db.fetchval("SELECT 1 FROM runs WHERE status = 'running' AND lease_until < $1 LIMIT 1", now):
+                # A process died while applying a decision: once its lease expires the
+                # run is listed again (its interrupted call stays decided, never re-run).
+                await db.execute(
+                    "UPDATE runs SET status = 'suspended', lease_owner = NULL, lease_until = NULL "
+                    "WHERE status = 'running' AND lease_until < $1",
+                    now,
+                )
+            where = ["status = 'suspended'"]
+            params: list[Any] = []
+            for col, val in (("agent_id", agent_id), ("thread_id", thread_id), ("resource_id", resource_id)):
+                if val is not None:
+                    params.append(val)
+                    where.append(f"{col} = ${len(params)}")
+            clause = " AND ".join(where)
+            if thread_id is None and resource_id is None:
+                # Counts of whole agents are kept by triggers: the total stays O(agents), not O(runs).
+                if agent_id is None:
+                    total = await db.fetchval("SELECT COALESCE(SUM(suspended), 0) FROM run_counts")
+                else:
+                    total = await db.fetchval("SELECT suspended FROM run_counts WHERE agent_id = $1", agent_id) or 0
+            else:
+                total = await db.fetchval(f"SELECT COUNT(*) FROM runs WHERE {clause}", *params)
+            # The listing never reads snapshot JSON: everything shown is in indexed columns.
+            n = len(params)
+            rows = await db.fetch(
+                "SELECT run_id, agent_id, thread_id, resource_id, status, '', version, created_at, suspended_at, "
+                f"error FROM runs WHERE {clause} ORDER BY suspended_at DESC, run_id DESC "
+                f"LIMIT ${n + 1} OFFSET ${n + 2}",
+                *params,
+                per_page,
+                page * per_page,
+            )
+            runs = [_run(r) for r in rows]
+            broken: dict[str, str] = {}
+            calls: dict[str, list[PendingCallRow]] = {r.run_id: [] for r in runs}
+            if runs:
+                for crow in await db.fetch(
+                    f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id = ANY($1::text[]) AND status = 'pending' "
+                    "ORDER BY created_at, seq",
+                    list(calls),
+                ):
+                    try:
+                        calls[crow[0]].append(_call(crow))
+                    except CorruptRecord as exc:  # listed as unreadable; the other runs are unaffected
+                        broken.setdefault(crow[0], exc.message)
+            out = [SuspendedRunRow(run=r, calls=calls[r.run_id], error=broken.get(r.run_id)) for r in runs]
+            return out, int(total)
+
+        return await self._call(body)
+
+    async def audit_log(self, run_id: str | None = None, tool_call_id: str | None = None) -> list[AuditRow]:
+        async def body(db: asyncpg.Connection) -> list[AuditRow]:
+            where, params = [], []
+            for col, val in (("run_id", run_id), ("tool_call_id", tool_call_id)):
+                if val is not None:
+                    params.append(val)
+                    where.append(f"{col} = ${len(params)}")
+            clause = ("WHERE " + " AND ".join(where)) if where else ""
+            rows = await db.fetch(
+                "SELECT run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, reason, "
+                f"decided_at, actor FROM audit_log {clause} ORDER BY id",
+                *params,
+            )
+            return [AuditRow(*r) for r in rows]
+
+        return await self._call(body, tx=False)
+
+    # -- memory -----------------------------------------------------------------------
+    async def load_messages(self, thread_id: str, *, limit: int | None = None) -> list[dict[str, Any]]:
+        async def body(db: asyncpg.Connection) -> list[dict[str, Any]]:
+            if limit is None:
+                rows = await db.fetch("SELECT body FROM messages WHERE thread_id = $1 ORDER BY id", thread_id)
+            else:
+                rows = await db.fetch(
+                    "SELECT body FROM (SELECT id, body FROM messages WHERE thread_id = $1 "
+                    "ORDER BY id DESC LIMIT $2) m ORDER BY id",
+                    thread_id,
+                    limit,
+                )
+            return [json.loads(r[0]) for r in rows]
+
+        return await self._call(body, tx=False)
+
+    async def append_messages(self, thread_id: str, resource_id: str | None, messages: list[dict[str, Any]]) -> None:
+        if not messages:
+            return
+        now = time.time()
+        bodies = [(thread_id, resource_id, _dumps(m), now) for m in messages]
+
+        async def body(db: asyncpg.Connection) -> None:
+            await db.execute(
+                "INSERT INTO threads (thread_id, resource_id, created_at, updated_at) VALUES ($1, $2, $3, $3) "
+                "ON CONFLICT (thread_id) DO UPDATE SET updated_at = excluded.updated_at",
+                thread_id,
+                resource_id,
+                now,
+            )
+            await db.executemany(
+                "INSERT INTO messages (thread_id, resource_id, body, created_at) VALUES ($1, $2, $3, $4)", bodies
+            )
+
+        await self._call(body)
+
+    # -- live updates -----------------------------------------------------------------
+    async def subscribe(self) -> AsyncIterator[StoreEvent]:
+        """Events as other processes commit them (LISTEN/NOTIFY), until the consumer stops iterating.
+
+        Uses a connection of its own (not one of the pool's), so a slow
+        consumer never holds up the store.
+        """
+        await self._connection_pool()  # typed errors, migrations (the triggers)
+        try:
+            conn = await asyncpg.connect(self.dsn, timeout=self.connect_timeout)
+        except Exception as exc:
+            raise self._typed(exc, opening=True) from None
+        queue: asyncio.Queue[StoreEvent | None] = asyncio.Queue()
+
+        def on_notify(_conn: Any, _pid: int, _channel: str, payload: str) -> None:
+            try:
+                data = json.loads(payload)
+                queue.put_nowait(StoreEvent.from_dict(data))
+            except (ValueError, TypeError, KeyError):
+                pass
+
+        def on_lost(_conn: Any) -> None:
+            queue.put_nowait(None)
+
+        try:
+            await conn.add_listener(CHANNEL, on_notify)
+            conn.add_termination_listener(on_lost)
+            while True:
+                event = await queue.get()
+                if event is None:
+                    raise StoreUnavailable(f"{self.name}: the connection of the subscription was lost")
+                yield event
+        finally:
+            if not conn.is_closed():
+                try:
+                    await asyncio.wait_for(conn.close(), 2)
+                except BaseException:
+                    conn.terminate()
