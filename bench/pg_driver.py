@@ -24,6 +24,11 @@ CREATE TABLE audit (id BIGSERIAL PRIMARY KEY, run_id TEXT, id2 TEXT, decision TE
 """
 
 
+CAS = "UPDATE calls SET status = 'approved' WHERE run_id = {0} AND id = 'c' AND status = 'pending'"
+AUDIT = "INSERT INTO audit (run_id, id2, decision, at) VALUES ({0}, 'c', 'approved', {1})"
+LEASE = "UPDATE runs SET lease_owner = 'o', lease_until = {0}, status = 'running' WHERE run_id = {1}"
+
+
 def pct(xs: list[float], p: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(len(xs) * p))] * 1000
@@ -40,9 +45,9 @@ async def bench_asyncpg(dsn: str) -> list[float]:
         async with conn.transaction():
             await conn.fetchrow("SELECT * FROM runs WHERE run_id = $1 FOR UPDATE", rid)
             await conn.fetchrow("SELECT * FROM calls WHERE run_id = $1 AND id = 'c'", rid)
-            await conn.execute("UPDATE calls SET status = 'approved' WHERE run_id = $1 AND id = 'c' AND status = 'pending'", rid)
-            await conn.execute("INSERT INTO audit (run_id, id2, decision, at) VALUES ($1, 'c', 'approved', $2)", rid, time.time())
-            await conn.execute("UPDATE runs SET lease_owner = 'o', lease_until = $2, status = 'running' WHERE run_id = $1", rid, time.time() + 30)
+            await conn.execute(CAS.format("$1"), rid)
+            await conn.execute(AUDIT.format("$1", "$2"), rid, time.time())
+            await conn.execute(LEASE.format("$1", "$2"), time.time() + 30, rid)
         out.append(time.perf_counter() - t)
     await conn.close()
     return out
@@ -59,9 +64,9 @@ async def bench_psycopg(dsn: str) -> list[float]:
         async with conn.transaction():
             await (await conn.execute("SELECT * FROM runs WHERE run_id = %s FOR UPDATE", (rid,))).fetchone()
             await (await conn.execute("SELECT * FROM calls WHERE run_id = %s AND id = 'c'", (rid,))).fetchone()
-            await conn.execute("UPDATE calls SET status = 'approved' WHERE run_id = %s AND id = 'c' AND status = 'pending'", (rid,))
-            await conn.execute("INSERT INTO audit (run_id, id2, decision, at) VALUES (%s, 'c', 'approved', %s)", (rid, time.time()))
-            await conn.execute("UPDATE runs SET lease_owner = 'o', lease_until = %s, status = 'running' WHERE run_id = %s", (time.time() + 30, rid))
+            await conn.execute(CAS.format("%s"), (rid,))
+            await conn.execute(AUDIT.format("%s", "%s"), (rid, time.time()))
+            await conn.execute(LEASE.format("%s", "%s"), (time.time() + 30, rid))
         out.append(time.perf_counter() - t)
     await conn.close()
     return out
@@ -79,7 +84,8 @@ async def main() -> None:
         for label, fn in (("asyncpg", bench_asyncpg), ("psycopg", bench_psycopg), ("asyncpg", bench_asyncpg)):
             xs = await fn(dsn)
             xs = xs[200:]
-            print(f"{label:8} decision tx: p50 {pct(xs, 0.5):.3f} ms  p99 {pct(xs, 0.99):.3f} ms  mean {statistics.mean(xs) * 1000:.3f} ms")
+            mean = statistics.mean(xs) * 1000
+            print(f"{label:8} decision tx: p50 {pct(xs, 0.5):.3f} ms  p99 {pct(xs, 0.99):.3f} ms  mean {mean:.3f} ms")
             c = await asyncpg.connect(dsn)
             await c.execute("TRUNCATE runs, calls, audit")
             await c.close()

@@ -14,14 +14,20 @@ from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-EventType = Literal["suspended", "decided", "ended", "changed"]
+EventType = Literal["subscribed", "suspended", "decided", "ended", "changed"]
 
 
 @dataclass(frozen=True)
 class StoreEvent:
-    """``suspended``: a run is (again) waiting with pending calls; ``decided``: a call was decided
-    (``decision`` says how, when known); ``ended``: a run finished or failed; ``changed``: something
-    else in the pending set moved (a subscriber should list again)."""
+    """One change of the pending set.
+
+    - ``subscribed``: the first event of every subscription, once it is in place
+      (list now: later events are changes since then);
+    - ``suspended``: a run is (again) waiting with pending calls;
+    - ``decided``: a call was decided (``decision`` says how, when known);
+    - ``ended``: a run finished or failed;
+    - ``changed``: something else in the pending set moved (list again).
+    """
 
     type: EventType
     run_id: str | None = None
@@ -57,6 +63,7 @@ async def _poll(store: Any, interval: float, window: int) -> AsyncIterator[Store
         return {r.run.run_id: (r.run.agent_id, r.run.version, frozenset(c.tool_call_id for c in r.calls)) for r in rows}
 
     before = await state()
+    yield StoreEvent("subscribed")
     while True:
         await asyncio.sleep(interval)
         now = await state()

@@ -366,15 +366,16 @@ class PostgresStore:
                     return await fn(conn)
                 async with conn.transaction():
                     return await fn(conn)
-        except UnicodeEncodeError as exc:  # raised before the server sees anything: no change was made
-            bad = exc.object[exc.start : exc.end] if isinstance(exc.object, str) else ""
-            shown = "".join(f"\\u{ord(ch):04x}" for ch in bad)
-            raise UnstorableText(
-                f"{self.name}: text with a lone surrogate ({shown}) cannot be stored or looked up"
-            ) from None
         except (StorageError, asyncio.CancelledError):
             raise
         except Exception as exc:
+            cause = exc if isinstance(exc, UnicodeEncodeError) else exc.__cause__
+            if isinstance(cause, UnicodeEncodeError):  # raised before the server saw anything: no change made
+                bad = cause.object[cause.start : cause.end] if isinstance(cause.object, str) else ""
+                shown = "".join(f"\\u{ord(ch):04x}" for ch in bad)
+                raise UnstorableText(
+                    f"{self.name}: text with a lone surrogate ({shown}) cannot be stored or looked up"
+                ) from None
             typed = self._typed(exc)
             if typed is exc:
                 raise
@@ -779,6 +780,7 @@ class PostgresStore:
         try:
             await conn.add_listener(CHANNEL, on_notify)
             conn.add_termination_listener(on_lost)
+            yield StoreEvent("subscribed")
             while True:
                 event = await queue.get()
                 if event is None:
