@@ -1,0 +1,106 @@
+"""Several ``warden serve`` instances on one PostgreSQL database; live updates over ``GET /api/events``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.pg import fresh_database
+from tests.server.helpers import TOKEN, auth
+from tests.server.procs import ServerFactory
+from warden_client import WardenClient
+
+
+@pytest.fixture
+async def pg_dsn() -> AsyncIterator[str]:
+    async with fresh_database() as dsn:
+        yield dsn
+
+
+@pytest.fixture
+def pg_servers(tmp_path: Path, pg_dsn: str) -> Iterator[ServerFactory]:
+    f = ServerFactory(tmp_path)
+    f.db = pg_dsn  # type: ignore[assignment]  # WARDEN_TEST_DB: the test app opens it with open_store
+    yield f
+    f.stop_all()
+
+
+async def sse_events(http: httpx.AsyncClient, url: str, out: asyncio.Queue) -> None:
+    async with http.stream("GET", f"{url}/api/events", headers=auth()) as resp:
+        assert resp.status_code == 200 and resp.headers["content-type"].startswith("text/event-stream")
+        kind = None
+        async for line in resp.aiter_lines():
+            if line.startswith("event: "):
+                kind = line[len("event: ") :]
+            elif line.startswith("data: "):
+                data = json.loads(line[len("data: ") :])
+                assert data["type"] == kind
+                await out.put(data)
+
+
+async def next_event(queue: asyncio.Queue, want, timeout: float = 10.0) -> dict:
+    async def scan() -> dict:
+        while True:
+            event = await queue.get()
+            if want(event):
+                return event
+
+    return await asyncio.wait_for(scan(), timeout)
+
+
+async def test_two_instances_share_runs_and_every_console_hears_of_decisions(pg_servers):
+    a, b = pg_servers.start("a"), pg_servers.start("b")
+    heard_a: asyncio.Queue = asyncio.Queue()
+    heard_b: asyncio.Queue = asyncio.Queue()
+    async with httpx.AsyncClient(timeout=None) as http:
+        listeners = [
+            asyncio.ensure_future(sse_events(http, a.url, heard_a)),
+            asyncio.ensure_future(sse_events(http, b.url, heard_b)),
+        ]
+        try:
+            for q in (heard_a, heard_b):
+                assert (await next_event(q, lambda e: True))["type"] == "subscribed"
+            async with WardenClient(a.url, token=TOKEN) as ca, WardenClient(b.url, token=TOKEN) as cb:
+                s = await ca.agent("ops").stream("delete pg-1", thread_id="t-pg")
+                await s.consume()
+                assert s.status == "suspended"
+                for q in (heard_a, heard_b):
+                    got = await next_event(q, lambda e: e["type"] == "suspended")
+                    assert got["run_id"] == s.run_id and got["agent_id"] == "ops"
+                listed = await cb.agent("ops").list_suspended_runs(thread_id="t-pg")
+                assert [r.run_id for r in listed.runs] == [s.run_id]
+                call_id = s.suspend_payload.tool_call_id
+                done = await cb.agent("ops").approve_tool_call(run_id=s.run_id, tool_call_id=call_id)
+                assert await done.text() == 'done: {"deleted": "pg-1"}'
+                for q in (heard_a, heard_b):  # decided through B: A's console hears it too
+                    got = await next_event(q, lambda e: e["type"] == "decided")
+                    assert (got["run_id"], got["tool_call_id"], got["decision"]) == (s.run_id, call_id, "approved")
+                    assert (await next_event(q, lambda e: e["type"] == "ended"))["run_id"] == s.run_id
+                assert (await ca.agent("ops").list_suspended_runs()).total == 0
+        finally:
+            for t in listeners:
+                t.cancel()
+            await asyncio.gather(*listeners, return_exceptions=True)
+    rows = pg_servers.executions()
+    assert len(rows) == 1 and rows[0][3] == b.proc.pid  # executed by instance B, once
+
+
+async def test_events_on_sqlite_are_polled_behind_the_same_route(servers):
+    a = servers.start("a")
+    heard: asyncio.Queue = asyncio.Queue()
+    async with httpx.AsyncClient(timeout=None) as http:
+        listener = asyncio.ensure_future(sse_events(http, a.url, heard))
+        try:
+            assert (await next_event(heard, lambda e: True))["type"] == "subscribed"
+            async with WardenClient(a.url, token=TOKEN) as ca:
+                s = await ca.agent("ops").stream("delete sq-1")
+                await s.consume()
+                assert (await next_event(heard, lambda e: e["type"] == "suspended"))["run_id"] == s.run_id
+        finally:
+            listener.cancel()
+            await asyncio.gather(listener, return_exceptions=True)
