@@ -502,3 +502,16 @@ async def test_postgres_a_decision_in_another_process_is_seen_within_100_ms():
             await events.aclose()
             proc.communicate(timeout=30)
             await store.aclose()
+
+
+async def test_postgres_commit_durability_is_chosen_as_sqlite_s():
+    async with fresh_database() as dsn:
+        for store, want in (
+            (PostgresStore(dsn), "off"),
+            (PostgresStore(dsn, synchronous_commit="on"), "on"),
+            (PostgresStore(dsn + "?synchronous_commit=on"), "on"),
+        ):
+            pool = await store._connection_pool()
+            async with pool.acquire() as conn:
+                assert await conn.fetchval("SHOW synchronous_commit") == want
+            await store.aclose()
