@@ -10,17 +10,32 @@ state means adding it to ``CallStatus`` and to the rows of ``TRANSITIONS``
 (plus a method when it comes with a new event). The table is documented in
 ``docs/operations.md``.
 
+Crash recovery adds states that live on the store's call row, not in the
+snapshot (the snapshot is only rewritten at step boundaries): a decided call
+is *started* once its row has the durable ``started_at`` mark (written just
+before ``execute``, see ``RunContext.before_start``). Once the run's lease has
+expired, a decided call that never started reads as pending again (same kind
+and fingerprint, audit ``returned-to-pending``), and an approved or resumed
+call that started reads as kind ``interrupted``: ``approve`` re-executes it
+(audit ``re-executed``), ``decline`` resolves it as denied with
+``decisions.INTERRUPTED_DECLINED``. In the snapshot such a call is still
+``awaiting_approval`` / ``suspended``, so the transitions below apply
+unchanged. See ``storage.records.actionable`` and docs/operations.md.
+
 "Approved once, never gated again" needs no flag: ``gate`` and ``admit`` are
 only legal from ``new``, and no transition leads back to ``new``.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from agent_core.errors import CorruptSnapshot, IllegalTransition
+from agent_core.limits import scrub
 from agent_core.models import Message, Usage
 
 #: Version of the snapshot JSON. Format 1 snapshots may carry a boolean
@@ -163,7 +178,12 @@ class RunState(BaseModel):
     error: str | None = None
 
     def to_json(self) -> str:
-        return self.model_dump_json(exclude_defaults=False)
+        try:
+            return self.model_dump_json(exclude_defaults=False)
+        except PydanticSerializationError:
+            # Text that cannot be encoded (lone surrogates from a model): stored escaped, never lost.
+            data = self.model_dump(mode="python", exclude_defaults=False)
+            return scrub(json.dumps(data, ensure_ascii=False, default=str), json_text=True)
 
     @classmethod
     def from_json(cls, text: str, *, run_id: str, store: str) -> RunState:

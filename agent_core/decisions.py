@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any, Literal
 
 from pydantic import ValidationError
@@ -43,11 +43,17 @@ from storage.records import ClaimResult, Decision, PendingCallRow, RunRow
 
 DecisionKind = Literal["approve", "decline", "resume"]
 #: the kinds of waiting call (``PendingCallRow.kind``) each decision applies to.
-_KINDS: dict[DecisionKind, tuple[Literal["approval", "suspend"], ...]] = {
-    "approve": ("approval",),
-    "decline": ("approval", "suspend"),
+_KINDS: dict[DecisionKind, tuple[Literal["approval", "suspend", "interrupted"], ...]] = {
+    "approve": ("approval", "interrupted"),
+    "decline": ("approval", "suspend", "interrupted"),
     "resume": ("suspend",),
 }
+#: What the model is told when the operator declines to run an interrupted call again.
+INTERRUPTED_DECLINED = (
+    "The tool call was interrupted; it may or may not have run. The operator declined to run it again."
+)
+#: The actor of automatic re-executions (``idempotent=True`` tools) by ``recover()``.
+RECOVERY_ACTOR = "warden-recover"
 
 
 class Decisions:
@@ -70,14 +76,19 @@ class Decisions:
         reason: str | None = None,
         resume_data: Any = None,
         followups: list[Message] | None = None,
+        actor: str | None = None,
     ) -> AgentStream:
         """Record a decision atomically, then return the stream that applies it.
 
         ``followups``: user messages (auto-resume) that join the conversation
-        after the tool results of the step being decided.
+        after the tool results of the step being decided. On a call of kind
+        ``interrupted`` (its tool started, no result was stored), ``approve``
+        runs the tool again (audited ``re-executed``) and ``decline`` tells the
+        model the outcome is unknown.
         """
         owner = uuid.uuid4().hex
-        captured: dict[str, Any] = {}
+        captured: dict[str, Any] = {"apply": kind}
+        actor = actor if actor is not None else self.actor
 
         def check(call: PendingCallRow, run: RunRow) -> Decision:
             if run.agent_id != agent.id:
@@ -90,7 +101,7 @@ class Decisions:
                     f"snapshot of run {run_id!r} in {self.store.name} has no tool call {call.tool_call_id!r}"
                 )
             if kind == "approve":
-                if call.kind != "approval":
+                if call.kind not in ("approval", "interrupted"):
                     raise WrongDecisionKind(
                         f"tool call {call.tool_call_id!r} of run {run_id!r} waits for resume "
                         "data, not approval: use resume_stream"
@@ -100,9 +111,16 @@ class Decisions:
                         f"fingerprint {fingerprint!r} does not match tool call {call.tool_call_id!r} of run "
                         f"{run_id!r} ({call.fingerprint}); nothing was executed"
                     )
-                decision = Decision("approved", actor=self.actor)
+                if call.kind == "interrupted" and call.resume_data is not None:
+                    # an interrupted resume runs again with the resume data it was given
+                    captured["apply"], captured["resume_data"] = "resume", call.resume_data
+                    decision = Decision("resuming", actor=actor, resume_data=call.resume_data)
+                else:
+                    decision = Decision("approved", actor=actor)
             elif kind == "decline":
-                decision = Decision("declined", reason=reason, actor=self.actor)
+                if call.kind == "interrupted":
+                    captured["reason"] = INTERRUPTED_DECLINED + (f" Reason: {reason}" if reason else "")
+                decision = Decision("declined", reason=reason, actor=actor)
             else:
                 if call.kind != "suspend":
                     raise WrongDecisionKind(
@@ -110,7 +128,7 @@ class Decisions:
                         "approval, not resume data: use approve_tool_call"
                     )
                 captured["resume_data"] = self._validate_resume(agent, call, resume_data, run_id)
-                decision = Decision("resuming", actor=self.actor)
+                decision = Decision("resuming", actor=actor, resume_data=captured["resume_data"])
             captured["state"] = state
             return decision
 
@@ -120,9 +138,24 @@ class Decisions:
         self._raise_for(claim, run_id, tool_call_id, kind)
         assert claim.call is not None
         state: RunState | None = captured["state"] if claim.run is not None else None
+        call_id = claim.call.tool_call_id
+
+        async def abandon() -> None:  # cancelled before it began: the decision goes back to pending
+            await self.store.release(run_id, owner, reset_call=call_id)
+
         return AgentStream(
             run_id,
-            self._apply(agent, kind, claim.call, state, owner, reason, captured.get("resume_data"), followups or []),
+            self._apply(
+                agent,
+                captured["apply"],
+                claim.call,
+                state,
+                owner,
+                captured.get("reason", reason),
+                captured.get("resume_data"),
+                followups or [],
+            ),
+            on_abandon=abandon,
         )
 
     def _raise_for(self, claim: ClaimResult, run_id: str, tool_call_id: str | None, kind: DecisionKind) -> None:
@@ -174,10 +207,9 @@ class Decisions:
         followups: list[Message],
     ) -> AsyncIterator[Chunk]:
         run_id = call.run_id
-        started = False
         try:
             if claimed is None:  # another holder is applying a decision on this run: wait for it
-                waited = await self._wait_for_lease(run_id, owner)
+                waited = await self._wait_for_lease(run_id, owner, call.tool_call_id)
                 if isinstance(waited, Chunk):
                     yield waited
                     return
@@ -209,18 +241,75 @@ class Decisions:
             else:
                 target.resume(resume_data)
             state.followups.extend(followups)
-            started = True
-            heartbeat = asyncio.get_running_loop().create_task(self._keep_lease(run_id, owner))
-            try:
-                async for chunk in self.runs.advance(agent, state, owner=owner, applied=[call.tool_call_id]):
-                    yield chunk
-            finally:
-                heartbeat.cancel()
         except (asyncio.CancelledError, GeneratorExit):
-            # Interrupted: free the run for others; a decision whose tool never
-            # started goes back to pending rather than being lost.
-            await asyncio.shield(self.store.release(run_id, owner, reset_call=None if started else call.tool_call_id))
+            await asyncio.shield(self.store.release(run_id, owner, reset_call=call.tool_call_id))
             raise
+        async for chunk in self._leased(agent, state, owner, [call.tool_call_id]):
+            yield chunk
+
+    async def _leased(
+        self, agent: HostedAgent, state: RunState, owner: str, applied: list[str]
+    ) -> AsyncIterator[Chunk]:
+        """Advance a run while holding (and renewing) its lease."""
+        run_id = state.run_id
+        heartbeat = asyncio.get_running_loop().create_task(self._keep_lease(run_id, owner))
+        try:
+            async for chunk in self.runs.advance(agent, state, owner=owner, applied=applied):
+                yield chunk
+        except (asyncio.CancelledError, GeneratorExit):
+            # Interrupted: free the run for others. A decision whose tool never started
+            # goes back to pending (the store knows: no started mark); one whose tool
+            # started reads as interrupted; a run whose results are stored may continue.
+            await asyncio.shield(self.store.release(run_id, owner, reset_call=applied[0] if applied else None))
+            raise
+        finally:
+            heartbeat.cancel()
+
+    async def recover(self, agents: Mapping[str, HostedAgent]) -> int:
+        """Advance the runs left behind under an expired lease; how many were advanced.
+
+        Durable returned-to-pending (audited), automatic re-execution of
+        interrupted calls of ``idempotent=True`` tools, and the continuation of
+        runs whose calls all have stored results (the model is called again).
+        Runs of agents not in ``agents`` are left alone.
+        """
+        advanced = 0
+        for run in await self.store.list_expired(limit=1000):
+            agent = agents.get(run.agent_id)
+            if agent is None:
+                continue
+            await self.store.settle(run.run_id)
+            listed = await self.store.get_suspended(run.run_id)
+            if listed is not None:
+                for call in listed.calls:
+                    if call.kind == "interrupted" and _idempotent(agent, call):
+                        try:
+                            stream = await self.decide(
+                                agent,
+                                "approve",
+                                run_id=run.run_id,
+                                tool_call_id=call.tool_call_id,
+                                actor=RECOVERY_ACTOR,
+                            )
+                        except WardenError:
+                            continue
+                        await stream.wait()
+                        advanced += 1
+                continue
+            if await self.store.get_calls(run.run_id):
+                continue  # a decision waits to be applied by a live process
+            owner = uuid.uuid4().hex
+            row = await self.store.acquire_lease(run.run_id, owner, self.lease_seconds)
+            if row is None:
+                continue
+            try:
+                state = RunState.from_json(row.snapshot, run_id=run.run_id, store=self.store.name)
+            except CorruptSnapshot:
+                await self.store.release(run.run_id, owner)
+                continue
+            await AgentStream(run.run_id, self._leased(agent, state, owner, [])).wait()
+            advanced += 1
+        return advanced
 
     async def _keep_lease(self, run_id: str, owner: str) -> None:
         """Renew the lease while a decision is applied, so a long tool never loses its run."""
@@ -232,10 +321,10 @@ class Decisions:
             except WardenError:
                 return
 
-    async def _wait_for_lease(self, run_id: str, owner: str) -> RunState | Chunk:
+    async def _wait_for_lease(self, run_id: str, owner: str, call_id: str) -> RunState | Chunk:
         delay = 0.002
         while True:
-            row = await self.store.acquire_lease(run_id, owner, self.lease_seconds)
+            row = await self.store.acquire_lease(run_id, owner, self.lease_seconds, waiting_call=call_id)
             if row is not None:
                 try:
                     return RunState.from_json(row.snapshot, run_id=run_id, store=self.store.name)
@@ -321,6 +410,12 @@ class Decisions:
                 resume_data=resume_data if resume_data is not None else {},
             )
         return await self.decide(agent, "approve", run_id=run_id, tool_call_id=tool_call_id)
+
+
+def _idempotent(agent: HostedAgent, call: PendingCallRow) -> bool:
+    owner = agent.descendant(call.agent_path)
+    tool = owner.tools.get(call.tool_name) if owner is not None else None
+    return bool(getattr(tool, "idempotent", False))
 
 
 async def list_suspended(

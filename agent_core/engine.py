@@ -14,7 +14,7 @@ import inspect
 import json
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ValidationError
@@ -25,6 +25,7 @@ from agent_core.chunks import Chunk, make_chunk
 from agent_core.definition import AgentDefinition, DelegateInput, PolicyFn, ToolCallInfo, delegation_name
 from agent_core.errors import ModelError, WardenError
 from agent_core.fingerprint import fingerprint
+from agent_core.limits import args_problem
 from agent_core.models import Message, ModelDone, ModelRequestInfo, ModelResponse, TextDelta, ToolCall
 from agent_core.tools import Suspension, Tool, ToolContext
 
@@ -41,6 +42,10 @@ class RunContext:
     request_policy: PolicyFn | None = None
     ids: set[str] = field(default_factory=set)
     top: RunState | None = None
+    #: awaited just before a call's tool (or sub-agent) starts: the durable "started" mark.
+    before_start: Callable[[CallState], Awaitable[None]] | None = None
+    #: awaited once the top run's step has all its results, before the model is called again.
+    step_done: Callable[[], Awaitable[None]] | None = None
 
     def next_seq(self) -> int:
         assert self.top is not None
@@ -48,7 +53,7 @@ class RunContext:
         return self.top.seq_counter
 
     def fresh_id(self, proposed: str | None) -> str:
-        if proposed and proposed not in self.ids:
+        if proposed and proposed not in self.ids and len(proposed) <= 256 and proposed.isprintable():
             self.ids.add(proposed)
             return proposed
         while True:
@@ -88,6 +93,8 @@ async def drive(agent: AgentDefinition, state: RunState, rt: RunContext) -> Asyn
             yield make_chunk("step-finish", run_id, step=state.step, finish_reason="tool-calls")
             state.calls = []
             state.step += 1
+            if rt.step_done is not None and state is rt.top and state.step < state.max_steps:
+                await rt.step_done()  # results stored before the model is called again
         if state.step >= state.max_steps:
             state.outcome, state.finish_reason = "finished", "length"
             return
@@ -109,10 +116,12 @@ async def drive(agent: AgentDefinition, state: RunState, rt: RunContext) -> Asyn
             raise ModelError(f"model {model.model_id} ended its stream without a response")
         if response.usage is not None:
             state.usage = state.usage + response.usage
-        calls = [
-            CallState(id=rt.fresh_id(tc.id), name=tc.name, args=tc.args, args_error=tc.args_error)
-            for tc in response.tool_calls
-        ]
+        calls = []
+        for tc in response.tool_calls:
+            # Arguments that cannot be stored become a tool-error the model sees, never a stranded run.
+            problem = args_problem(tc.args)
+            args, error = ({}, problem) if problem else (tc.args, tc.args_error)
+            calls.append(CallState(id=rt.fresh_id(tc.id), name=tc.name, args=args, args_error=error))
         state.messages.append(
             Message(
                 role="assistant",
@@ -182,8 +191,17 @@ async def _collect(chunks: AsyncIterator[Chunk]) -> list[Chunk]:
 
 def _run_call(agent: AgentDefinition, state: RunState, call: CallState, rt: RunContext) -> AsyncIterator[Chunk]:
     if call.name in agent.delegates:
-        return _delegate(agent, state, call, rt)
-    return _execute(agent, state, call, rt)
+        inner = _delegate(agent, state, call, rt)
+    else:
+        inner = _execute(agent, state, call, rt)
+    return inner if rt.before_start is None else _started(rt, call, inner)
+
+
+async def _started(rt: RunContext, call: CallState, inner: AsyncIterator[Chunk]) -> AsyncIterator[Chunk]:
+    assert rt.before_start is not None
+    await rt.before_start(call)  # raises (and nothing runs) when the run's lease was lost
+    async for chunk in inner:
+        yield chunk
 
 
 def _precheck(agent: AgentDefinition, call: CallState) -> str | None:

@@ -24,6 +24,7 @@ __all__ = [
     "IllegalTransition",
     "InvalidRequest",
     "InvalidToolDefinition",
+    "LeaseLost",
     "ModelError",
     "ProviderConfigError",
     "ResumeDataInvalid",
@@ -114,3 +115,10 @@ class IllegalTransition(WardenError):
     """A tool call was asked to move to a state its current state does not lead to (a bug)."""
 
     code = "AGENT_ILLEGAL_CALL_TRANSITION"
+
+
+class LeaseLost(WardenError):
+    """This process no longer holds the run's lease (it stalled past ``lease_seconds`` and
+    another process took the run over): its writes are refused and it runs no tool."""
+
+    code = "AGENT_LEASE_LOST"

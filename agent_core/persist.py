@@ -7,16 +7,18 @@ the ``tool-call-approval`` / ``tool-call-suspended`` chunks are yielded.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-from agent_core.call_state import RunState
+from agent_core.call_state import CallState, RunState
 from agent_core.chunks import Chunk, make_chunk
 from agent_core.definition import HostedAgent, PolicyFn
 from agent_core.engine import RunContext, drive
-from agent_core.errors import WardenError
+from agent_core.errors import LeaseLost, WardenError
 from agent_core.fingerprint import fingerprint
+from agent_core.limits import scrub
 from agent_core.snapshot import pending_leaves, used_ids
 from storage.base import Store
 from storage.records import PendingCallRow, RunRow
@@ -46,6 +48,8 @@ class Runs:
         """
         run_id = state.run_id
         rt = RunContext(request_policy=self.policies.get(run_id), ids=used_ids(state), top=state)
+        if owner is not None:
+            self._guard(rt, state, owner, applied)
         if emit_start:
             yield make_chunk("start", run_id, agent_id=agent.id)
         if owner is not None:
@@ -64,22 +68,46 @@ class Runs:
             failure = exc
         except Exception as exc:  # a bug in user code outside a tool: still end cleanly
             failure = WardenError(f"{type(exc).__name__}: {exc}", code="AGENT_RUN_FAILED")
+        if failure is None:
+            try:
+                await self.save_memory(agent, state)
+            except WardenError as exc:
+                failure = exc
         if failure is not None:
-            state.outcome, state.error = "failed", failure.message
+            message, code = scrub(failure.message), failure.code
+            state.outcome, state.error = "failed", message
             self.policies.pop(run_id, None)
-            if owner is not None:
-                await self.store.fail_run(run_id, owner, state.to_json(), failure.message)
-            yield make_chunk("error", run_id, error=failure.message, code=failure.code)
+            if owner is not None and not isinstance(failure, LeaseLost):
+                if not await self.store.fail_run(run_id, owner, state.to_json(), message):
+                    message, code = _lost(run_id), LeaseLost.code
+            yield make_chunk("error", run_id, error=message, code=code)
             return
-        await self.save_memory(agent, state)
         if state.outcome == "suspended":
             for chunk in await self._save_suspended(agent, state, owner=owner, applied=applied):
                 yield chunk
             return
         self.policies.pop(run_id, None)
-        if owner is not None:
-            await self.store.finish_run(run_id, owner)
+        if owner is not None and not await self.store.finish_run(run_id, owner):
+            yield make_chunk("error", run_id, error=_lost(run_id), code=LeaseLost.code)
+            return
         yield make_chunk("finish", run_id, finish_reason=state.finish_reason or "stop", usage=state.usage)
+
+    def _guard(self, rt: RunContext, state: RunState, owner: str, applied: list[str]) -> None:
+        """Crash recovery while ``owner`` holds the lease: the started mark and the step checkpoint."""
+        run_id = state.run_id
+        unmarked = set(applied)
+
+        async def before_start(call: CallState) -> None:
+            if call.id in unmarked:
+                unmarked.discard(call.id)
+                if not await self.store.mark_started(run_id, call.id, owner):
+                    raise LeaseLost(_lost(run_id) + "; the tool was not run")
+
+        async def step_done() -> None:
+            if not await self.store.checkpoint(run_id, owner, state.to_json(), applied):
+                raise LeaseLost(_lost(run_id))
+
+        rt.before_start, rt.step_done = before_start, step_done
 
     async def _save_suspended(
         self, agent: HostedAgent, state: RunState, *, owner: str | None, applied: list[str]
@@ -150,10 +178,19 @@ class Runs:
             return
         fresh = state.messages[state.memory_saved :]
         if fresh:
-            await self.store.append_messages(
-                state.thread_id, state.resource_id, [m.model_dump(mode="json", exclude_defaults=True) for m in fresh]
-            )
+            dumped = [m.model_dump(mode="json", exclude_defaults=True) for m in fresh]
+            text = json.dumps(dumped, ensure_ascii=False)
+            if scrub(text) != text:  # model text with lone surrogates: stored escaped
+                dumped = json.loads(scrub(text, json_text=True))
+            await self.store.append_messages(state.thread_id, state.resource_id, dumped)
             state.memory_saved = len(state.messages)
+
+
+def _lost(run_id: str) -> str:
+    return (
+        f"lost the lease on run {run_id!r} (this process stalled past lease_seconds and another "
+        "took the run over); nothing more was stored"
+    )
 
 
 def resume_schema(top: HostedAgent, agent_path: list[str], tool_name: str) -> dict[str, Any] | None:

@@ -26,7 +26,6 @@ from agent_core.stream import AgentStream
 from agent_core.views import SuspendedRun, SuspendedRunList
 from storage.base import Store
 from storage.memory import InMemoryStore
-from storage.records import SuspendedRunRow
 
 __all__ = ["DecisionKind", "Runtime"]
 
@@ -39,7 +38,7 @@ class Runtime:
         agents: Mapping[str, HostedAgent] | None = None,
         storage: Store | None = None,
         *,
-        lease_seconds: float = 600.0,
+        lease_seconds: float = 30.0,
         actor: str | None = None,
     ) -> None:
         self.store: Store = storage if storage is not None else InMemoryStore()
@@ -237,11 +236,22 @@ class Runtime:
         )
 
     async def get_suspended_run(self, run_id: str) -> SuspendedRun:
-        run = await self.store.get_run(run_id)
-        if run is None or run.status == "failed":
+        row = await self.store.get_suspended(run_id)
+        if row is None or row.error is not None:
             raise SnapshotNotFound(f"no suspended run {run_id!r} in {self.store.name}")
-        calls = [c for c in await self.store.get_calls(run_id) if c.status == "pending"]
-        return SuspendedRun.from_row(SuspendedRunRow(run=run, calls=calls))
+        return SuspendedRun.from_row(row)
+
+    # -- crash recovery ------------------------------------------------------------------------
+    async def recover(self) -> int:
+        """Advance the runs of this runtime's agents left behind under an expired lease.
+
+        Decided calls whose tool never started go back to pending (audited);
+        interrupted calls of ``idempotent=True`` tools run again; runs whose
+        calls all have stored results continue (the model is called again).
+        Returns how many runs were advanced. The console and the server call it
+        at start and periodically; ``warden runs recover`` calls it once.
+        """
+        return await self._decisions.recover(self._by_id)
 
 
 def _as_messages(messages: str | list[Any]) -> list[Message]:

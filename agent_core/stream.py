@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -30,8 +30,17 @@ class AgentStream:
     as many times as wanted: chunks are kept for the life of the stream.
     """
 
-    def __init__(self, run_id: str, source: AsyncIterator[Chunk]) -> None:
+    def __init__(
+        self,
+        run_id: str,
+        source: AsyncIterator[Chunk],
+        *,
+        on_abandon: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         self.run_id = run_id
+        #: awaited by ``cancel()`` when ``source`` never began (e.g. to withdraw a decision).
+        self._on_abandon = on_abandon
+        self._began = False
         self._fold = StreamFold()  # status, finish_reason, suspend_payload, error, usage
         self._chunks: list[Chunk] = []
         self._done = False
@@ -42,6 +51,7 @@ class AgentStream:
         return f"AgentStream(run_id={self.run_id!r}, status={self.status!r})"
 
     async def _pump(self, source: AsyncIterator[Chunk]) -> None:
+        self._began = True
         try:
             async for chunk in source:
                 self._observe(chunk)
@@ -146,6 +156,14 @@ class AgentStream:
                 await self._task
             except asyncio.CancelledError:
                 pass
+        abandon, self._on_abandon = self._on_abandon, None
+        if not self._began and abandon is not None:
+            await asyncio.shield(abandon())
+        if not self._done:  # cancelled before it began: no reader may wait forever
+            self._fold.cancelled()
+            self._fold.end()
+            self._done = True
+            self._wake()
 
     aclose = cancel
 

@@ -78,7 +78,10 @@ class Tool:
         suspend_schema: type[BaseModel] | None = None,
         resume_schema: type[BaseModel] | None = None,
         require_approval: bool | None = None,
+        idempotent: bool = False,
     ) -> None:
+        #: running it twice is harmless: an interrupted call is re-executed by ``recover()``.
+        self.idempotent = bool(idempotent)
         for name, schema in (
             ("input_schema", input_schema),
             ("output_schema", output_schema),
@@ -129,8 +132,13 @@ def create_tool(
     suspend_schema: type[BaseModel] | None = None,
     resume_schema: type[BaseModel] | None = None,
     require_approval: bool | None = None,
+    idempotent: bool = False,
 ) -> Tool:
-    """Mastra's ``createTool``: ``execute(input, ctx)`` may be sync or async."""
+    """Mastra's ``createTool``: ``execute(input, ctx)`` may be sync or async.
+
+    ``idempotent=True``: the tool may safely run twice, so a call interrupted by
+    a crash (started, no result stored) is re-executed by ``recover()``.
+    """
     if input_schema is None:
         input_schema = create_model(f"{_camel(id)}Input", __config__=ConfigDict(extra="forbid"))
     return Tool(
@@ -142,6 +150,7 @@ def create_tool(
         suspend_schema=suspend_schema,
         resume_schema=resume_schema,
         require_approval=require_approval,
+        idempotent=idempotent,
     )
 
 

@@ -20,12 +20,16 @@ class PendingToolCall(_View):
     tool_name: str
     args: dict[str, Any]
     requires_approval: bool
-    kind: Literal["approval", "suspend"]
+    #: ``interrupted``: approved (or resumed), its tool started, no result stored (crash or stall).
+    kind: Literal["approval", "suspend", "interrupted"]
     suspend_payload: Any = None
     resume_schema: dict[str, Any] | None = None
     fingerprint: str
     agent_path: list[str] = Field(default_factory=list)
     pending_since: datetime
+    #: interrupted calls: when the tool started, and who had approved it.
+    started_at: datetime | None = None
+    approved_by: str | None = None
 
     @classmethod
     def from_row(cls, row: PendingCallRow) -> PendingToolCall:
@@ -33,13 +37,15 @@ class PendingToolCall(_View):
             tool_call_id=row.tool_call_id,
             tool_name=row.tool_name,
             args=row.args,
-            requires_approval=row.kind == "approval",
+            requires_approval=row.kind != "suspend",
             kind=row.kind,
             suspend_payload=row.suspend_payload,
             resume_schema=row.resume_schema,
             fingerprint=row.fingerprint,
             agent_path=row.agent_path,
             pending_since=datetime.fromtimestamp(row.created_at, UTC),
+            started_at=None if row.started_at is None else datetime.fromtimestamp(row.started_at, UTC),
+            approved_by=row.decided_by if row.kind == "interrupted" else None,
         )
 
 

@@ -52,8 +52,45 @@ class Store(Protocol):
         """Compare-and-set one pending call to a decision, audit it, and try to take the run's lease."""
         ...
 
-    async def acquire_lease(self, run_id: str, owner: str, lease_seconds: float) -> RunRow | None:
-        """Take the lease of a suspended run whose lease is free or expired; the run row, or None."""
+    async def acquire_lease(
+        self, run_id: str, owner: str, lease_seconds: float, *, waiting_call: str | None = None
+    ) -> RunRow | None:
+        """Take the lease of a run whose lease is free or expired; the run row, or None.
+
+        ``waiting_call``: the call whose decision the caller waits to apply; while
+        it keeps asking, that decision stays held (``decided_until``) and never
+        reads as returned to pending.
+        """
+        ...
+
+    async def mark_started(self, run_id: str, tool_call_id: str, owner: str) -> bool:
+        """The durable "started" mark, written before a decided call's tool runs (own transaction).
+
+        Compare-and-set on the lease: False (nothing written) when ``owner`` no
+        longer holds a live lease on the run; the caller must then not run the tool.
+        """
+        ...
+
+    async def checkpoint(self, run_id: str, owner: str, snapshot: str, applied: list[str]) -> bool:
+        """Store the snapshot of a run whose step's calls all have results, keeping the lease.
+
+        The calls in ``applied`` are over (their results are in the snapshot):
+        their rows go. False (nothing written) when ``owner`` lost the lease.
+        """
+        ...
+
+    async def list_expired(self, *, limit: int = 100) -> list[RunRow]:
+        """Runs left ``running`` under an expired lease (a process died or stalled), snapshot included."""
+        ...
+
+    async def settle(self, run_id: str) -> int:
+        """Make read-time recovery durable for a run whose lease expired.
+
+        Decided calls whose tool never started go back to pending (audit:
+        ``returned-to-pending``); a run with calls left is ``suspended`` again,
+        one without any stays ``running`` (free to continue). Returns the number
+        of calls returned to pending; does nothing while a lease is live.
+        """
         ...
 
     async def renew_lease(self, run_id: str, owner: str, lease_seconds: float) -> bool:
@@ -68,15 +105,26 @@ class Store(Protocol):
         """
         ...
 
-    async def finish_run(self, run_id: str, owner: str | None) -> None:
-        """The run ended: delete it and its pending calls (the audit log stays)."""
+    async def finish_run(self, run_id: str, owner: str | None) -> bool:
+        """The run ended: delete it and its pending calls (the audit log stays).
+
+        False (nothing deleted) when ``owner`` no longer holds the run's lease.
+        """
         ...
 
-    async def fail_run(self, run_id: str, owner: str | None, snapshot: str, error: str) -> None: ...
+    async def fail_run(self, run_id: str, owner: str | None, snapshot: str, error: str) -> bool:
+        """Keep the run as ``failed`` (out of the pending list); False when ``owner`` lost the lease."""
+        ...
 
     async def get_run(self, run_id: str) -> RunRow | None: ...
 
-    async def get_calls(self, run_id: str) -> list[PendingCallRow]: ...
+    async def get_calls(self, run_id: str) -> list[PendingCallRow]:
+        """Every stored call row of the run, as stored (see ``records.actionable`` for how they read)."""
+        ...
+
+    async def get_suspended(self, run_id: str) -> SuspendedRunRow | None:
+        """The run as listed (actionable calls only, read at this moment), or None if not listed."""
+        ...
 
     async def list_suspended(
         self,
@@ -86,7 +134,9 @@ class Store(Protocol):
         resource_id: str | None = None,
         page: int = 0,
         per_page: int = 50,
-    ) -> tuple[list[SuspendedRunRow], int]: ...
+    ) -> tuple[list[SuspendedRunRow], int]:
+        """Runs with at least one actionable call (never writes; lease expiry is read, not applied)."""
+        ...
 
     async def audit_log(self, run_id: str | None = None, tool_call_id: str | None = None) -> list[AuditRow]: ...
 

@@ -21,6 +21,8 @@ from storage.records import (
     PendingCallRow,
     RunRow,
     SuspendedRunRow,
+    actionable,
+    lease_live,
 )
 
 
@@ -40,6 +42,33 @@ class InMemoryStore:
     def _check(self) -> None:
         if self._closed:
             raise StoreClosed(f"{self.name} is closed")
+
+    def _view(self, run: RunRow) -> RunRow:
+        """A copy of the run with its lease."""
+        out = copy.copy(run)
+        out.lease_owner, out.lease_until = self._leases.get(run.run_id, (None, None))
+        return out
+
+    def _holds(self, run_id: str, owner: str | None, now: float) -> bool:
+        lease = self._leases.get(run_id)
+        return owner is not None and lease is not None and lease[0] == owner and lease[1] >= now
+
+    def _audit_row(
+        self, run: RunRow, call: PendingCallRow, decision: str, reason: str | None, actor: str | None = None
+    ) -> None:
+        self._audit.append(
+            AuditRow(
+                run_id=run.run_id,
+                tool_call_id=call.tool_call_id,
+                agent_id=run.agent_id,
+                tool_name=call.tool_name,
+                decision=decision,
+                fingerprint=call.fingerprint,
+                reason=reason,
+                decided_at=time.time(),
+                actor=actor,
+            )
+        )
 
     async def setup(self) -> None:
         self._check()
@@ -61,7 +90,7 @@ class InMemoryStore:
             stored.created_at = run.created_at or now
         else:
             current = self._runs.get(run.run_id)
-            if current is None or self._leases.get(run.run_id, ("",))[0] != owner:
+            if current is None or not self._holds(run.run_id, owner, now):
                 raise StorageError(f"{self.name}: lost the lease on run {run.run_id!r}; not saved")
             stored = copy.copy(current)
             stored.snapshot, stored.status, stored.version = run.snapshot, "suspended", current.version + 1
@@ -84,58 +113,61 @@ class InMemoryStore:
         lease_seconds: float,
     ) -> ClaimResult:
         self._check()
+        now = time.time()
         audited = tool_call_id is not None and any(
             a.run_id == run_id and a.tool_call_id == tool_call_id for a in self._audit
         )
         run = self._runs.get(run_id)
         if run is None:
             return ClaimResult("no_run", audited=audited)
+        view = self._view(run)
         calls = self._calls.get(run_id, {})
         if tool_call_id is not None:
-            call = calls.get(tool_call_id)
-            if call is None:
+            stored = calls.get(tool_call_id)
+            if stored is None:
                 return ClaimResult("no_call", audited=audited)
-            if call.status != "pending":
-                return ClaimResult("not_pending", call=copy.copy(call), audited=True)
+            current = actionable(stored, view, now)
+            if current is None:
+                return ClaimResult("not_pending", call=copy.copy(stored), audited=True)
         else:
-            candidates = [c for c in calls.values() if c.status == "pending" and c.kind in kinds]
+            open_calls = [c for c in (actionable(c, view, now) for c in calls.values()) if c is not None]
+            candidates = [c for c in open_calls if c.kind in kinds]
             if not candidates:
-                other = any(c.status == "pending" for c in calls.values())
-                return ClaimResult("no_call_of_kind" if other else "no_call", other_kinds=other)
-            call = max(candidates, key=lambda c: (c.created_at, c.seq))
-        decision = decide(copy.copy(call), copy.copy(run))
-        now = time.time()
-        call.status = decision.status
-        self._audit.append(
-            AuditRow(
-                run_id=run_id,
-                tool_call_id=call.tool_call_id,
-                agent_id=run.agent_id,
-                tool_name=call.tool_name,
-                decision=decision.status,
-                fingerprint=call.fingerprint,
-                reason=decision.reason,
-                decided_at=now,
-                actor=decision.actor,
-            )
-        )
+                return ClaimResult("no_call_of_kind" if open_calls else "no_call", other_kinds=bool(open_calls))
+            current = max(candidates, key=lambda c: (c.created_at, c.seq))
+            stored = calls[current.tool_call_id]
+        decision = decide(copy.copy(current), copy.copy(view))
+        if stored.status != "pending" and current.kind != "interrupted":
+            self._audit_row(run, stored, "returned-to-pending", "lease expired before the tool started")
+        label = "re-executed" if current.kind == "interrupted" and decision.status != "declined" else decision.status
+        stored.status, stored.started_at, stored.decided_by = decision.status, None, decision.actor
+        stored.resume_data = decision.resume_data
+        stored.decided_until = now + lease_seconds
+        self._audit_row(run, stored, label, decision.reason, decision.actor)
         lease = self._leases.get(run_id)
         if lease is None or lease[1] < now:
             self._leases[run_id] = (owner, now + lease_seconds)
             run.status = "running"
-            return ClaimResult("ok", call=copy.copy(call), run=copy.copy(run))
-        return ClaimResult("ok", call=copy.copy(call), run=None)
+            stored.decided_until = 0.0  # applied by this holder: its lease covers the call
+            return ClaimResult("ok", call=current, run=self._view(run))
+        return ClaimResult("ok", call=current, run=None)
 
-    async def acquire_lease(self, run_id: str, owner: str, lease_seconds: float) -> RunRow | None:
+    async def acquire_lease(
+        self, run_id: str, owner: str, lease_seconds: float, *, waiting_call: str | None = None
+    ) -> RunRow | None:
         self._check()
         run = self._runs.get(run_id)
         now = time.time()
-        lease = self._leases.get(run_id)
-        if run is None or (lease is not None and lease[1] >= now):
+        if run is None or run.status == "failed":
+            return None
+        if lease_live(self._view(run), now):
+            call = self._calls.get(run_id, {}).get(waiting_call or "")
+            if call is not None and call.status != "pending" and call.started_at is None:
+                call.decided_until = now + lease_seconds
             return None
         self._leases[run_id] = (owner, now + lease_seconds)
         run.status = "running"
-        return copy.copy(run)
+        return self._view(run)
 
     async def renew_lease(self, run_id: str, owner: str, lease_seconds: float) -> bool:
         self._check()
@@ -144,53 +176,113 @@ class InMemoryStore:
         self._leases[run_id] = (owner, time.time() + lease_seconds)
         return True
 
+    async def mark_started(self, run_id: str, tool_call_id: str, owner: str) -> bool:
+        self._check()
+        now = time.time()
+        call = self._calls.get(run_id, {}).get(tool_call_id)
+        if not self._holds(run_id, owner, now) or call is None or call.status == "pending":
+            return False
+        call.started_at = now
+        return True
+
+    async def checkpoint(self, run_id: str, owner: str, snapshot: str, applied: list[str]) -> bool:
+        self._check()
+        run = self._runs.get(run_id)
+        if run is None or not self._holds(run_id, owner, time.time()):
+            return False
+        run.snapshot, run.version = snapshot, run.version + 1
+        calls = self._calls.get(run_id, {})
+        for cid in applied:
+            calls.pop(cid, None)
+        return True
+
     async def release(self, run_id: str, owner: str, *, reset_call: str | None = None) -> None:
         self._check()
         run = self._runs.get(run_id)
         if run is None:
             return
+        calls = self._calls.get(run_id, {})
+        call = calls.get(reset_call or "")
+        if call is not None and call.status != "pending" and call.started_at is None:
+            call.status, call.decided_until, call.resume_data = "pending", 0.0, None
+            self._audit_row(run, call, "withdrawn", "decision interrupted before it was applied")
         if self._leases.get(run_id, ("",))[0] == owner:
             self._leases.pop(run_id, None)
-            run.status = "suspended"
-        call = self._calls.get(run_id, {}).get(reset_call or "")
-        if call is not None and call.status != "pending":
-            call.status = "pending"
-            self._audit.append(
-                AuditRow(
-                    run_id=run_id,
-                    tool_call_id=call.tool_call_id,
-                    agent_id=run.agent_id,
-                    tool_name=call.tool_name,
-                    decision="withdrawn",
-                    fingerprint=call.fingerprint,
-                    reason="decision interrupted before it was applied",
-                    decided_at=time.time(),
-                )
-            )
+            # a run without calls left (its step's results are stored) stays "running", free to continue
+            run.status = "suspended" if calls else "running"
 
-    async def finish_run(self, run_id: str, owner: str | None) -> None:
+    async def list_expired(self, *, limit: int = 100) -> list[RunRow]:
         self._check()
+        now = time.time()
+        out = [
+            self._view(r) for r in self._runs.values() if r.status == "running" and not lease_live(self._view(r), now)
+        ]
+        return out[:limit]
+
+    async def settle(self, run_id: str) -> int:
+        self._check()
+        now = time.time()
+        run = self._runs.get(run_id)
+        if run is None or run.status == "failed" or lease_live(self._view(run), now):
+            return 0
+        calls = self._calls.get(run_id, {})
+        returned = 0
+        for call in calls.values():
+            if call.status != "pending" and call.started_at is None and call.decided_until < now:
+                call.status, call.decided_until, call.resume_data = "pending", 0.0, None
+                self._audit_row(run, call, "returned-to-pending", "lease expired before the tool started")
+                returned += 1
+        self._leases.pop(run_id, None)
+        run.status = "suspended" if calls else "running"
+        return returned
+
+    async def finish_run(self, run_id: str, owner: str | None) -> bool:
+        self._check()
+        if owner is not None and run_id in self._runs and not self._holds(run_id, owner, time.time()):
+            return False
         self._runs.pop(run_id, None)
         self._calls.pop(run_id, None)
         self._leases.pop(run_id, None)
+        return True
 
-    async def fail_run(self, run_id: str, owner: str | None, snapshot: str, error: str) -> None:
+    async def fail_run(self, run_id: str, owner: str | None, snapshot: str, error: str) -> bool:
         self._check()
         run = self._runs.get(run_id)
-        if run is not None:
-            run.status, run.snapshot, run.error = "failed", snapshot, error
-            run.version += 1
+        if run is None:
+            return True
+        if owner is not None and not self._holds(run_id, owner, time.time()):
+            return False
+        run.status, run.snapshot, run.error = "failed", snapshot, error
+        run.version += 1
         self._leases.pop(run_id, None)
+        return True
 
     async def get_run(self, run_id: str) -> RunRow | None:
         self._check()
         run = self._runs.get(run_id)
-        return copy.copy(run) if run else None
+        return self._view(run) if run else None
 
     async def get_calls(self, run_id: str) -> list[PendingCallRow]:
         self._check()
         calls = sorted(self._calls.get(run_id, {}).values(), key=lambda c: (c.created_at, c.seq))
         return [copy.copy(c) for c in calls]
+
+    def _listed(self, run: RunRow, now: float) -> SuspendedRunRow | None:
+        view = self._view(run)
+        if run.status == "failed" or lease_live(view, now):
+            return None
+        calls = sorted(
+            (c for c in (actionable(c, view, now) for c in self._calls.get(run.run_id, {}).values()) if c),
+            key=lambda c: (c.created_at, c.seq),
+        )
+        if not calls:
+            return None
+        return SuspendedRunRow(run=view, calls=[copy.copy(c) for c in calls])
+
+    async def get_suspended(self, run_id: str) -> SuspendedRunRow | None:
+        self._check()
+        run = self._runs.get(run_id)
+        return None if run is None else self._listed(run, time.time())
 
     async def list_suspended(
         self,
@@ -203,28 +295,16 @@ class InMemoryStore:
     ) -> tuple[list[SuspendedRunRow], int]:
         self._check()
         now = time.time()
-        for run_id, (_, until) in list(self._leases.items()):
-            if until < now and run_id in self._runs:
-                self._leases.pop(run_id)
-                self._runs[run_id].status = "suspended"
-        runs = [
-            r
+        listed = [
+            row
             for r in self._runs.values()
-            if r.status == "suspended"
-            and (agent_id is None or r.agent_id == agent_id)
+            if (agent_id is None or r.agent_id == agent_id)
             and (thread_id is None or r.thread_id == thread_id)
             and (resource_id is None or r.resource_id == resource_id)
+            and (row := self._listed(r, now)) is not None
         ]
-        runs.sort(key=lambda r: (r.suspended_at, r.run_id), reverse=True)
-        window = runs[page * per_page : (page + 1) * per_page]
-        out = []
-        for r in window:
-            calls = sorted(
-                (c for c in self._calls.get(r.run_id, {}).values() if c.status == "pending"),
-                key=lambda c: (c.created_at, c.seq),
-            )
-            out.append(SuspendedRunRow(run=copy.copy(r), calls=[copy.copy(c) for c in calls]))
-        return out, len(runs)
+        listed.sort(key=lambda row: (row.run.suspended_at, row.run.run_id), reverse=True)
+        return listed[page * per_page : (page + 1) * per_page], len(listed)
 
     async def audit_log(self, run_id: str | None = None, tool_call_id: str | None = None) -> list[AuditRow]:
         self._check()

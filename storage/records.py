@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-CallKind = Literal["approval", "suspend"]
+#: ``interrupted`` is never stored: it is how a row reads once its tool started
+#: (``started_at``) under a lease that has since expired without a stored result.
+CallKind = Literal["approval", "suspend", "interrupted"]
 #: pending -> approved | declined | resuming (a decision, compare-and-set once).
 CallStatus = Literal["pending", "approved", "declined", "resuming"]
 #: suspended: waiting for decisions; running: a process holds the lease and is applying one.
@@ -24,6 +26,9 @@ class RunRow:
     created_at: float = 0.0
     suspended_at: float = 0.0
     error: str | None = None
+    #: who is applying a decision on this run, until when (None: nobody).
+    lease_owner: str | None = None
+    lease_until: float | None = None
 
 
 @dataclass
@@ -40,6 +45,39 @@ class PendingCallRow:
     agent_path: list[str] = field(default_factory=list)
     seq: int = 0
     created_at: float = 0.0
+    #: when the tool of a decided call started (the durable "started" mark), or None.
+    started_at: float | None = None
+    #: a decision recorded by a process that waits for the run's lease holds the call until then.
+    decided_until: float = 0.0
+    #: the actor of the decision (as in the audit log).
+    decided_by: str | None = None
+    #: the resume data of a ``resuming`` decision (so an interrupted resume can run again).
+    resume_data: Any = None
+
+
+def lease_live(run: RunRow, now: float) -> bool:
+    """True while a process holds the run's lease (it is applying a decision or continuing it)."""
+    return run.lease_owner is not None and (run.lease_until or 0.0) >= now
+
+
+def actionable(call: PendingCallRow, run: RunRow, now: float) -> PendingCallRow | None:
+    """How a stored call reads now: the row an operator may decide, or None.
+
+    ``pending``: as stored. A decided call whose run's lease has expired (and
+    that no waiting decider still holds) reads as pending again when its tool
+    never started (returned to pending, same kind and fingerprint), and as kind
+    ``interrupted`` when its tool started but no result was stored. Computed at
+    read time: listing never writes.
+    """
+    if call.status == "pending":
+        return call
+    if lease_live(run, now) or call.decided_until >= now:
+        return None
+    if call.started_at is None:
+        return replace(call, status="pending")
+    if call.status in ("approved", "resuming"):
+        return replace(call, status="pending", kind="interrupted")
+    return None
 
 
 @dataclass
@@ -49,6 +87,8 @@ class Decision:
     status: Literal["approved", "declined", "resuming"]
     reason: str | None = None
     actor: str | None = None
+    #: resume data kept with the call (``resuming``), so an interrupted resume can run again.
+    resume_data: Any = None
 
 
 @dataclass
@@ -79,6 +119,7 @@ class ClaimResult:
     """
 
     outcome: ClaimOutcome
+    #: on success, the call as it was before the decision (``kind`` may be ``interrupted``).
     call: PendingCallRow | None = None
     run: RunRow | None = None
     audited: bool = False

@@ -47,11 +47,13 @@ from storage.records import (
     PendingCallRow,
     RunRow,
     SuspendedRunRow,
+    actionable,
+    lease_live,
 )
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -137,12 +139,26 @@ _MIGRATIONS: dict[int, str] = {
     );
     CREATE INDEX messages_by_thread ON messages (thread_id, id);
     """,
+    # Crash recovery: the "started" mark, a waiting decider's hold, the actor, resume data.
+    # Calls decided under version 1 may have started: they read as interrupted, never re-run.
+    2: """
+    ALTER TABLE pending_calls ADD COLUMN started_at REAL;
+    ALTER TABLE pending_calls ADD COLUMN decided_until REAL NOT NULL DEFAULT 0;
+    ALTER TABLE pending_calls ADD COLUMN decided_by TEXT;
+    ALTER TABLE pending_calls ADD COLUMN resume_data TEXT;
+    UPDATE pending_calls SET started_at = created_at WHERE status <> 'pending';
+    """,
 }
 
-_RUN_COLS = "run_id, agent_id, thread_id, resource_id, status, snapshot, version, created_at, suspended_at, error"
+_RUN_COLS = (
+    "run_id, agent_id, thread_id, resource_id, status, snapshot, version, created_at, suspended_at, error, "
+    "lease_owner, lease_until"
+)
+#: the listing never reads snapshot JSON
+_RUN_LIST_COLS = _RUN_COLS.replace("snapshot", "''")
 _CALL_COLS = (
     "run_id, tool_call_id, tool_name, kind, status, fingerprint, args, suspend_payload, "
-    "resume_schema, agent_path, seq, created_at"
+    "resume_schema, agent_path, seq, created_at, started_at, decided_until, decided_by, resume_data"
 )
 
 
@@ -193,6 +209,8 @@ def _run(row: tuple) -> RunRow:
             created_at=_num(row[7], "created_at"),
             suspended_at=_num(row[8], "suspended_at"),
             error=row[9],
+            lease_owner=row[10],
+            lease_until=row[11],
         )
     except ValueError as exc:
         raise CorruptRecord(f"run {row[0]!r} is stored corrupt: {exc}") from exc
@@ -214,6 +232,10 @@ def _call(row: tuple) -> PendingCallRow:
             agent_path=_json(row[9], "agent_path"),
             seq=row[10],
             created_at=_num(row[11], "created_at"),
+            started_at=row[12],
+            decided_until=row[13] or 0.0,
+            decided_by=row[14],
+            resume_data=None if row[15] is None else _json(row[15], "resume_data"),
         )
     except ValueError as exc:
         raise CorruptRecord(f"pending tool call {row[1]!r} of run {row[0]!r} is stored corrupt: {exc}") from exc
@@ -233,6 +255,10 @@ def _call_params(c: PendingCallRow) -> tuple:
         _dumps(c.agent_path),
         c.seq,
         c.created_at,
+        c.started_at,
+        c.decided_until,
+        c.decided_by,
+        None if c.resume_data is None else _dumps(c.resume_data),
     )
 
 
@@ -494,8 +520,8 @@ class SqliteStore:
                 cur = db.execute(
                     "UPDATE runs SET status = 'suspended', snapshot = ?, version = version + 1, "
                     "lease_owner = NULL, lease_until = NULL, suspended_at = ?, updated_at = ? "
-                    "WHERE run_id = ? AND lease_owner = ?",
-                    (run.snapshot, run.suspended_at or now, now, run.run_id, owner),
+                    "WHERE run_id = ? AND lease_owner = ? AND lease_until >= ?",
+                    (run.snapshot, run.suspended_at or now, now, run.run_id, owner, now),
                 )
                 if cur.rowcount != 1:
                     raise StorageError(f"{self.name}: lost the lease on run {run.run_id!r}; not saved")
@@ -505,7 +531,7 @@ class SqliteStore:
                         [(run.run_id, cid) for cid in applied],
                     )
             db.executemany(
-                f"INSERT INTO pending_calls ({_CALL_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                f"INSERT INTO pending_calls ({_CALL_COLS}) VALUES ({', '.join('?' * 16)}) "
                 "ON CONFLICT (run_id, tool_call_id) DO NOTHING",
                 [_call_params(c) for c in pending],
             )
@@ -545,11 +571,11 @@ class SqliteStore:
             )
 
         def body() -> ClaimResult:
-            row = db.execute(
-                f"SELECT {_RUN_COLS}, lease_owner, lease_until FROM runs WHERE run_id = ?", (run_id,)
-            ).fetchone()
+            now = time.time()
+            row = db.execute(f"SELECT {_RUN_COLS} FROM runs WHERE run_id = ?", (run_id,)).fetchone()
             if row is None:
                 return ClaimResult("no_run", audited=audited())
+            run = _run(row)
             if tool_call_id is not None:
                 crow = db.execute(
                     f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id = ? AND tool_call_id = ?",
@@ -557,71 +583,88 @@ class SqliteStore:
                 ).fetchone()
                 if crow is None:
                     return ClaimResult("no_call", audited=audited())
-                if crow[4] != "pending":
-                    return ClaimResult("not_pending", call=_call(crow), audited=True)
+                stored = _call(crow)
+                current = actionable(stored, run, now)
+                if current is None:
+                    return ClaimResult("not_pending", call=stored, audited=True)
             else:
-                marks = ",".join("?" * len(kinds))
-                crow = db.execute(
-                    f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id = ? AND status = 'pending' "
-                    f"AND kind IN ({marks}) ORDER BY created_at DESC, seq DESC LIMIT 1",
-                    (run_id, *kinds),
-                ).fetchone()
-                if crow is None:
-                    other = db.execute(
-                        "SELECT 1 FROM pending_calls WHERE run_id = ? AND status = 'pending' LIMIT 1", (run_id,)
+                rows = db.execute(f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id = ?", (run_id,)).fetchall()
+                open_calls = [c for c in (actionable(_call(r), run, now) for r in rows) if c is not None]
+                candidates = [c for c in open_calls if c.kind in kinds]
+                if not candidates:
+                    return ClaimResult("no_call_of_kind" if open_calls else "no_call", other_kinds=bool(open_calls))
+                current = max(candidates, key=lambda c: (c.created_at, c.seq))
+                stored = _call(
+                    db.execute(
+                        f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id = ? AND tool_call_id = ?",
+                        (run_id, current.tool_call_id),
                     ).fetchone()
-                    return ClaimResult("no_call_of_kind" if other else "no_call", other_kinds=other is not None)
-            call = _call(crow)
-            run = _run(row)
-            decision = decide(call, run)
+                )
+            decision = decide(current, run)
+            takes_lease = not lease_live(run, now)
             cur = db.execute(
-                "UPDATE pending_calls SET status = ? WHERE run_id = ? AND tool_call_id = ? AND status = 'pending'",
-                (decision.status, run_id, call.tool_call_id),
-            )
-            if cur.rowcount != 1:  # pragma: no cover - guarded by the write lock
-                return ClaimResult("not_pending", call=call, audited=True)
-            now = time.time()
-            db.execute(
-                "INSERT INTO audit_log (run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, reason, "
-                "actor, decided_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "UPDATE pending_calls SET status = ?, started_at = NULL, decided_until = ?, decided_by = ?, "
+                "resume_data = ? WHERE run_id = ? AND tool_call_id = ? AND status = ? AND started_at IS ?",
                 (
-                    run_id,
-                    call.tool_call_id,
-                    row[1],
-                    call.tool_name,
                     decision.status,
-                    call.fingerprint,
-                    decision.reason,
+                    0.0 if takes_lease else now + lease_seconds,
                     decision.actor,
-                    now,
+                    None if decision.resume_data is None else _dumps(decision.resume_data),
+                    run_id,
+                    stored.tool_call_id,
+                    stored.status,
+                    stored.started_at,
                 ),
             )
-            call.status = decision.status
-            lease_owner, lease_until = row[10], row[11]
-            if lease_owner is None or (lease_until or 0) < now:
+            if cur.rowcount != 1:  # pragma: no cover - guarded by the write lock
+                return ClaimResult("not_pending", call=stored, audited=True)
+            entries: list[tuple[str, str | None, str | None]] = []
+            if stored.status != "pending" and current.kind != "interrupted":
+                entries.append(("returned-to-pending", "lease expired before the tool started", None))
+            label = "re-executed" if current.kind == "interrupted" and decision.status != "declined" else None
+            entries.append((label or decision.status, decision.reason, decision.actor))
+            db.executemany(
+                "INSERT INTO audit_log (run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, reason, "
+                "actor, decided_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (run_id, stored.tool_call_id, run.agent_id, stored.tool_name, d, stored.fingerprint, r, a, now)
+                    for d, r, a in entries
+                ],
+            )
+            if takes_lease:
                 db.execute(
                     "UPDATE runs SET lease_owner = ?, lease_until = ?, status = 'running', updated_at = ? "
                     "WHERE run_id = ?",
                     (owner, now + lease_seconds, now, run_id),
                 )
-                run.status = "running"
-                return ClaimResult("ok", call=call, run=run)
-            return ClaimResult("ok", call=call, run=None)
+                run.status, run.lease_owner, run.lease_until = "running", owner, now + lease_seconds
+                return ClaimResult("ok", call=current, run=run)
+            return ClaimResult("ok", call=current, run=None)
 
         return self._tx(db, body)
 
-    async def acquire_lease(self, run_id: str, owner: str, lease_seconds: float) -> RunRow | None:
-        return await self._call(self._acquire_lease, run_id, owner, lease_seconds)
+    async def acquire_lease(
+        self, run_id: str, owner: str, lease_seconds: float, *, waiting_call: str | None = None
+    ) -> RunRow | None:
+        return await self._call(self._acquire_lease, run_id, owner, lease_seconds, waiting_call)
 
-    def _acquire_lease(self, db: sqlite3.Connection, run_id: str, owner: str, lease_seconds: float) -> RunRow | None:
+    def _acquire_lease(
+        self, db: sqlite3.Connection, run_id: str, owner: str, lease_seconds: float, waiting_call: str | None
+    ) -> RunRow | None:
         def body() -> RunRow | None:
             now = time.time()
             cur = db.execute(
                 "UPDATE runs SET lease_owner = ?, lease_until = ?, status = 'running', updated_at = ? "
-                "WHERE run_id = ? AND (lease_owner IS NULL OR lease_until < ?)",
+                "WHERE run_id = ? AND status <> 'failed' AND (lease_owner IS NULL OR lease_until < ?)",
                 (owner, now + lease_seconds, now, run_id, now),
             )
             if cur.rowcount != 1:
+                if waiting_call is not None:
+                    db.execute(
+                        "UPDATE pending_calls SET decided_until = ? WHERE run_id = ? AND tool_call_id = ? "
+                        "AND status <> 'pending' AND started_at IS NULL",
+                        (now + lease_seconds, run_id, waiting_call),
+                    )
                 return None
             row = db.execute(f"SELECT {_RUN_COLS} FROM runs WHERE run_id = ?", (run_id,)).fetchone()
             return _run(row)
@@ -641,55 +684,160 @@ class SqliteStore:
 
         return self._tx(db, body)
 
+    async def mark_started(self, run_id: str, tool_call_id: str, owner: str) -> bool:
+        return await self._call(self._mark_started, run_id, tool_call_id, owner)
+
+    def _mark_started(self, db: sqlite3.Connection, run_id: str, tool_call_id: str, owner: str) -> bool:
+        def body() -> bool:
+            now = time.time()
+            cur = db.execute(
+                "UPDATE pending_calls SET started_at = ? WHERE run_id = ? AND tool_call_id = ? "
+                "AND status <> 'pending' AND EXISTS (SELECT 1 FROM runs WHERE run_id = ? AND lease_owner = ? "
+                "AND lease_until >= ?)",
+                (now, run_id, tool_call_id, run_id, owner, now),
+            )
+            return cur.rowcount == 1
+
+        return self._tx(db, body)
+
+    async def checkpoint(self, run_id: str, owner: str, snapshot: str, applied: list[str]) -> bool:
+        return await self._call(self._checkpoint_run, run_id, owner, snapshot, applied)
+
+    def _checkpoint_run(
+        self, db: sqlite3.Connection, run_id: str, owner: str, snapshot: str, applied: list[str]
+    ) -> bool:
+        def body() -> bool:
+            now = time.time()
+            cur = db.execute(
+                "UPDATE runs SET snapshot = ?, version = version + 1, updated_at = ? "
+                "WHERE run_id = ? AND lease_owner = ? AND lease_until >= ?",
+                (snapshot, now, run_id, owner, now),
+            )
+            if cur.rowcount != 1:
+                return False
+            if applied:
+                db.executemany(
+                    "DELETE FROM pending_calls WHERE run_id = ? AND tool_call_id = ?", [(run_id, c) for c in applied]
+                )
+            return True
+
+        return self._tx(db, body)
+
     async def release(self, run_id: str, owner: str, *, reset_call: str | None = None) -> None:
         await self._call(self._release, run_id, owner, reset_call)
 
     def _release(self, db: sqlite3.Connection, run_id: str, owner: str, reset_call: str | None) -> None:
         def body() -> None:
-            db.execute(
-                "UPDATE runs SET status = 'suspended', lease_owner = NULL, lease_until = NULL, updated_at = ? "
-                "WHERE run_id = ? AND lease_owner = ?",
-                (time.time(), run_id, owner),
-            )
+            now = time.time()
             if reset_call is not None:
                 cur = db.execute(
-                    "UPDATE pending_calls SET status = 'pending' WHERE run_id = ? AND tool_call_id = ? "
-                    "AND status <> 'pending'",
+                    "UPDATE pending_calls SET status = 'pending', decided_until = 0, resume_data = NULL "
+                    "WHERE run_id = ? AND tool_call_id = ? AND status <> 'pending' AND started_at IS NULL",
                     (run_id, reset_call),
                 )
                 if cur.rowcount:
                     db.execute(
                         "INSERT INTO audit_log (run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, "
-                        "reason, actor, decided_at) SELECT run_id, tool_call_id, '', tool_name, 'withdrawn', "
-                        "fingerprint, 'decision interrupted before it was applied', NULL, ? FROM pending_calls "
-                        "WHERE run_id = ? AND tool_call_id = ?",
-                        (time.time(), run_id, reset_call),
+                        "reason, actor, decided_at) SELECT c.run_id, c.tool_call_id, r.agent_id, c.tool_name, "
+                        "'withdrawn', c.fingerprint, 'decision interrupted before it was applied', NULL, ? "
+                        "FROM pending_calls c JOIN runs r USING (run_id) WHERE c.run_id = ? AND c.tool_call_id = ?",
+                        (now, run_id, reset_call),
                     )
-
-        self._tx(db, body)
-
-    async def finish_run(self, run_id: str, owner: str | None) -> None:
-        await self._call(self._finish_run, run_id)
-
-    def _finish_run(self, db: sqlite3.Connection, run_id: str) -> None:
-        def body() -> None:
-            db.execute("DELETE FROM pending_calls WHERE run_id = ?", (run_id,))
-            db.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
-
-        self._tx(db, body)
-
-    async def fail_run(self, run_id: str, owner: str | None, snapshot: str, error: str) -> None:
-        await self._call(self._fail_run, run_id, snapshot, error)
-
-    def _fail_run(self, db: sqlite3.Connection, run_id: str, snapshot: str, error: str) -> None:
-        def body() -> None:
+            # A run without calls left (its step's results are stored) stays "running", free to continue.
             db.execute(
-                "UPDATE runs SET status = 'failed', snapshot = ?, error = ?, lease_owner = NULL, "
-                "lease_until = NULL, version = version + 1, updated_at = ? WHERE run_id = ?",
-                (snapshot, error, time.time(), run_id),
+                "UPDATE runs SET status = CASE WHEN EXISTS (SELECT 1 FROM pending_calls WHERE run_id = ?) "
+                "THEN 'suspended' ELSE 'running' END, lease_owner = NULL, lease_until = 0, updated_at = ? "
+                "WHERE run_id = ? AND lease_owner = ?",
+                (run_id, now, run_id, owner),
             )
 
         self._tx(db, body)
+
+    async def list_expired(self, *, limit: int = 100) -> list[RunRow]:
+        return await self._call(self._list_expired, limit)
+
+    @staticmethod
+    def _list_expired(db: sqlite3.Connection, limit: int) -> list[RunRow]:
+        rows = db.execute(
+            f"SELECT {_RUN_COLS} FROM runs WHERE status = 'running' AND lease_until < ? LIMIT ?",
+            (time.time(), limit),
+        ).fetchall()
+        return [_run(r) for r in rows]
+
+    async def settle(self, run_id: str) -> int:
+        return await self._call(self._settle, run_id)
+
+    def _settle(self, db: sqlite3.Connection, run_id: str) -> int:
+        def body() -> int:
+            now = time.time()
+            row = db.execute(
+                "SELECT agent_id FROM runs WHERE run_id = ? AND status <> 'failed' "
+                "AND (lease_owner IS NULL OR lease_until < ?)",
+                (run_id, now),
+            ).fetchone()
+            if row is None:
+                return 0
+            returned = db.execute(
+                "SELECT tool_call_id FROM pending_calls WHERE run_id = ? AND status <> 'pending' "
+                "AND started_at IS NULL AND decided_until < ?",
+                (run_id, now),
+            ).fetchall()
+            if returned:
+                db.executemany(
+                    "INSERT INTO audit_log (run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, "
+                    "reason, actor, decided_at) SELECT run_id, tool_call_id, ?, tool_name, 'returned-to-pending', "
+                    "fingerprint, 'lease expired before the tool started', NULL, ? FROM pending_calls "
+                    "WHERE run_id = ? AND tool_call_id = ?",
+                    [(row[0], now, run_id, r[0]) for r in returned],
+                )
+                db.executemany(
+                    "UPDATE pending_calls SET status = 'pending', decided_until = 0, resume_data = NULL "
+                    "WHERE run_id = ? AND tool_call_id = ?",
+                    [(run_id, r[0]) for r in returned],
+                )
+            db.execute(
+                "UPDATE runs SET status = CASE WHEN EXISTS (SELECT 1 FROM pending_calls WHERE run_id = ?) "
+                "THEN 'suspended' ELSE 'running' END, lease_owner = NULL, lease_until = 0, updated_at = ? "
+                "WHERE run_id = ?",
+                (run_id, now, run_id),
+            )
+            return len(returned)
+
+        return self._tx(db, body)
+
+    async def finish_run(self, run_id: str, owner: str | None) -> bool:
+        return await self._call(self._finish_run, run_id, owner)
+
+    def _finish_run(self, db: sqlite3.Connection, run_id: str, owner: str | None) -> bool:
+        def body() -> bool:
+            if owner is not None:
+                held = db.execute(
+                    "SELECT 1 FROM runs WHERE run_id = ? AND lease_owner = ? AND lease_until >= ?",
+                    (run_id, owner, time.time()),
+                ).fetchone()
+                if held is None:
+                    return db.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is None
+            db.execute("DELETE FROM pending_calls WHERE run_id = ?", (run_id,))
+            db.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+            return True
+
+        return self._tx(db, body)
+
+    async def fail_run(self, run_id: str, owner: str | None, snapshot: str, error: str) -> bool:
+        return await self._call(self._fail_run, run_id, owner, snapshot, error)
+
+    def _fail_run(self, db: sqlite3.Connection, run_id: str, owner: str | None, snapshot: str, error: str) -> bool:
+        def body() -> bool:
+            now = time.time()
+            cur = db.execute(
+                "UPDATE runs SET status = 'failed', snapshot = ?, error = ?, lease_owner = NULL, "
+                "lease_until = NULL, version = version + 1, updated_at = ? WHERE run_id = ? "
+                "AND (? IS NULL OR (lease_owner = ? AND lease_until >= ?))",
+                (snapshot, error, now, run_id, owner, owner, now),
+            )
+            return cur.rowcount == 1 or db.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is None
+
+        return self._tx(db, body)
 
     async def get_run(self, run_id: str) -> RunRow | None:
         return await self._call(self._get_run, run_id)
@@ -709,6 +857,44 @@ class SqliteStore:
         ).fetchall()
         return [_call(r) for r in rows]
 
+    async def get_suspended(self, run_id: str) -> SuspendedRunRow | None:
+        return await self._call(self._get_suspended, run_id)
+
+    @classmethod
+    def _get_suspended(cls, db: sqlite3.Connection, run_id: str) -> SuspendedRunRow | None:
+        row = db.execute(f"SELECT {_RUN_COLS} FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        if row is None:
+            return None
+        broken: dict[str, str] = {}
+        listed = cls._with_calls(db, [_run(row)], time.time(), broken)
+        if broken:
+            raise CorruptRecord(broken[run_id])
+        return listed[0] if listed else None
+
+    @staticmethod
+    def _with_calls(
+        db: sqlite3.Connection, runs: list[RunRow], now: float, broken: dict[str, str]
+    ) -> list[SuspendedRunRow]:
+        """The runs that have an actionable call now, with those calls (never a run with none)."""
+        runs = [r for r in runs if r.status != "failed" and not lease_live(r, now)]
+        calls: dict[str, list[PendingCallRow]] = {r.run_id: [] for r in runs}
+        if runs:
+            marks = ",".join("?" * len(runs))
+            for crow in db.execute(
+                f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id IN ({marks}) ORDER BY created_at, seq",
+                list(calls),
+            ).fetchall():
+                try:
+                    calls[crow[0]].append(_call(crow))
+                except CorruptRecord as exc:
+                    broken.setdefault(crow[0], exc.message)
+        out = []
+        for r in runs:
+            open_calls = [c for c in (actionable(c, r, now) for c in calls[r.run_id]) if c is not None]
+            if open_calls or r.run_id in broken:
+                out.append(SuspendedRunRow(run=r, calls=open_calls, error=broken.get(r.run_id)))
+        return out
+
     async def list_suspended(
         self,
         *,
@@ -720,8 +906,9 @@ class SqliteStore:
     ) -> tuple[list[SuspendedRunRow], int]:
         return await self._call(self._list_suspended, agent_id, thread_id, resource_id, page, per_page)
 
-    @staticmethod
+    @classmethod
     def _list_suspended(
+        cls,
         db: sqlite3.Connection,
         agent_id: str | None,
         thread_id: str | None,
@@ -729,22 +916,40 @@ class SqliteStore:
         page: int,
         per_page: int,
     ) -> tuple[list[SuspendedRunRow], int]:
+        # Read only: a run whose lease expired (a process died or stalled while applying
+        # a decision) is listed from what its rows say now; nothing is written.
         now = time.time()
-        if db.execute("SELECT 1 FROM runs WHERE status = 'running' AND lease_until < ? LIMIT 1", (now,)).fetchone():
-            # A process died while applying a decision: once its lease expires the
-            # run is listed again (its interrupted call stays decided, never re-run).
-            db.execute(
-                "UPDATE runs SET status = 'suspended', lease_owner = NULL, lease_until = NULL "
-                "WHERE status = 'running' AND lease_until < ?",
-                (now,),
-            )
-        where = ["status = 'suspended'"]
+        where: list[str] = []
         params: list[Any] = []
         for col, val in (("agent_id", agent_id), ("thread_id", thread_id), ("resource_id", resource_id)):
             if val is not None:
                 where.append(f"{col} = ?")
                 params.append(val)
-        clause = " AND ".join(where)
+        extra = "".join(f" AND {w}" for w in where)
+        broken: dict[str, str] = {}
+
+        def decode(rows: list[tuple]) -> list[RunRow]:
+            out: list[RunRow] = []
+            for r in rows:
+                try:
+                    out.append(_run(r))
+                except CorruptRecord as exc:  # listed as unreadable; the other runs are unaffected
+                    broken[r[0]] = exc.message
+                    out.append(RunRow(r[0], r[1], r[2], r[3], r[4], "", suspended_at=0.0))
+            return out
+
+        # Runs left "running" under an expired lease: usually none (the index on lease_until finds them).
+        expired = cls._with_calls(
+            db,
+            decode(
+                db.execute(
+                    f"SELECT {_RUN_LIST_COLS} FROM runs WHERE status = 'running' AND lease_until < ?{extra}",
+                    [now, *params],
+                ).fetchall()
+            ),
+            now,
+            broken,
+        )
         if thread_id is None and resource_id is None:
             # Counts of whole agents are kept by triggers: the total stays O(agents), not O(runs).
             if agent_id is None:
@@ -753,34 +958,20 @@ class SqliteStore:
                 row = db.execute("SELECT suspended FROM run_counts WHERE agent_id = ?", (agent_id,)).fetchone()
                 total = row[0] if row else 0
         else:
-            total = db.execute(f"SELECT COUNT(*) FROM runs WHERE {clause}", params).fetchone()[0]
+            total = db.execute(f"SELECT COUNT(*) FROM runs WHERE status = 'suspended'{extra}", params).fetchone()[0]
+        total += len(expired)
         # The listing never reads snapshot JSON: everything shown is in indexed columns.
+        start, stop = page * per_page, (page + 1) * per_page
+        fetch_from = max(0, start - len(expired))
         rows = db.execute(
-            f"SELECT run_id, agent_id, thread_id, resource_id, status, '', version, created_at, suspended_at, error "
-            f"FROM runs WHERE {clause} ORDER BY suspended_at DESC, run_id DESC LIMIT ? OFFSET ?",
-            [*params, per_page, page * per_page],
+            f"SELECT {_RUN_LIST_COLS} FROM runs WHERE status = 'suspended'{extra} "
+            "ORDER BY suspended_at DESC, run_id DESC LIMIT ? OFFSET ?",
+            [*params, stop - fetch_from, fetch_from],
         ).fetchall()
-        runs: list[RunRow] = []
-        broken: dict[str, str] = {}
-        for r in rows:
-            try:
-                runs.append(_run(r))
-            except CorruptRecord as exc:  # listed as unreadable; the other runs are unaffected
-                broken[r[0]] = exc.message
-                runs.append(RunRow(r[0], r[1], r[2], r[3], r[4], "", suspended_at=0.0))
-        calls: dict[str, list[PendingCallRow]] = {r.run_id: [] for r in runs}
-        if runs:
-            marks = ",".join("?" * len(runs))
-            for crow in db.execute(
-                f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id IN ({marks}) AND status = 'pending' "
-                "ORDER BY created_at, seq",
-                list(calls),
-            ).fetchall():
-                try:
-                    calls[crow[0]].append(_call(crow))
-                except CorruptRecord as exc:
-                    broken.setdefault(crow[0], exc.message)
-        return [SuspendedRunRow(run=r, calls=calls[r.run_id], error=broken.get(r.run_id)) for r in runs], total
+        suspended = cls._with_calls(db, decode(rows), now, broken)
+        merged = sorted([*expired, *suspended], key=lambda x: (x.run.suspended_at, x.run.run_id), reverse=True)
+        skip = start - fetch_from
+        return merged[skip : skip + per_page], total
 
     async def audit_log(self, run_id: str | None = None, tool_call_id: str | None = None) -> list[AuditRow]:
         return await self._call(self._audit_log, run_id, tool_call_id)

@@ -81,7 +81,9 @@ async def test_a_run_whose_holder_died_is_listed_again_after_expiry(tmp_path):
         assert (await agent.list_suspended_runs()).total == 0, "leased: being applied"
         await asyncio.sleep(0.3)
         listed = await agent.list_suspended_runs()
-        assert listed.total == 1 and [c.tool_call_id for c in listed.runs[0].tool_calls] == ["y"]
+        # the dead holder never started x's tool: x reads as pending again (same kind), y as it was
+        assert listed.total == 1 and [c.tool_call_id for c in listed.runs[0].tool_calls] == ["x", "y"]
+        assert [c.kind for c in listed.runs[0].tool_calls] == ["approval", "approval"]
 
 
 async def test_request_context_must_be_storable():

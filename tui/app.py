@@ -97,6 +97,12 @@ class WardenApp(App[None]):
     def on_mount(self) -> None:
         if self.status_refresh > 0:
             self.set_interval(self.status_refresh, self.refresh_pending_count, name="pending-count")
+        recover = getattr(getattr(self.backend, "runtime", None), "recover", None)
+        if recover is not None:  # crash recovery of a local store: at start, then periodically
+            self.run_worker(recover, group="recover", exclusive=True, exit_on_error=False)
+            self.set_interval(
+                10.0, lambda: self.run_worker(recover, group="recover", exclusive=True, exit_on_error=False)
+            )
         self.call_after_refresh(self._startup)
 
     def _startup(self) -> None:

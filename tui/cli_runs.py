@@ -29,6 +29,9 @@ runs_app = typer.Typer(
     add_completion=False, no_args_is_help=True, rich_markup_mode=None, help="Headless commands on pending runs (no UI)."
 )
 
+#: how each kind of pending call is shown (``interrupted``: its tool started, no result was stored).
+_KIND_SHOWN = {"approval": "approval", "suspend": "input", "interrupted": "interrupted"}
+
 ToolCallOption = Annotated[str | None, typer.Option("--tool-call", help="Tool call id (default: latest)")]
 
 FingerprintOption = Annotated[str | None, typer.Option("--fingerprint", help="Approve only if it matches")]
@@ -99,7 +102,7 @@ def list_runs(
                         _clean(run["agent_id"]),
                         _clean(run["thread_id"] or "-"),
                         _clean(call["tool_name"]),
-                        "approval" if call["requires_approval"] else "input",
+                        _KIND_SHOWN.get(call.get("kind", ""), "approval"),
                         age,
                         _clean(call["fingerprint"].removeprefix("sha256:")[:12]),
                         _clean(call["tool_call_id"]),
@@ -164,13 +167,17 @@ def runs_show(
         typer.echo(f"suspended {run.suspended_at.isoformat()} ({_age(run.suspended_at)} ago)")
         for call in run.tool_calls:
             typer.echo("")
-            kind = "approval" if call.requires_approval else "input"
+            kind = _KIND_SHOWN.get(call.kind, "approval")
             typer.echo(f"  tool call   {_clean(call.tool_call_id)} ({kind})")
+            if call.kind == "interrupted":
+                started = call.started_at.isoformat() if call.started_at else "?"
+                typer.echo(f"  started     {started}, approved by {_clean(call.approved_by or '-')}")
+                typer.echo("              it may or may not have run: approve runs it again, decline tells the model")
             typer.echo(f"  tool        {_clean(call.tool_name)}")
             typer.echo(f"  agent path  {_clean(' > '.join(call.agent_path))}")
             typer.echo(f"  fingerprint {call.fingerprint}")
             typer.echo("  args        " + escape_unsafe(to_json(call.args)).replace("\n", "\n              "))
-            if not call.requires_approval:
+            if call.kind == "suspend":
                 typer.echo("  question    " + escape_unsafe(to_json(call.suspend_payload)))
                 if call.resume_schema:
                     typer.echo("  schema      " + escape_unsafe(to_json(call.resume_schema, indent=None)))
@@ -266,6 +273,26 @@ def runs_resume(
         await _print_stream(stream)
 
     run_on_runtime(merge_settings(ctx, db, app_spec), go)
+
+
+@runs_app.command("recover")
+def runs_recover(
+    ctx: typer.Context,
+    db: DbOption = None,
+    app_spec: AppOption = None,
+) -> None:
+    """Recover runs left behind by a crash: continue those whose calls all have results,
+    put decided calls whose tool never started back to pending, re-run interrupted
+    calls of idempotent tools. Needs --app (the agents continue the runs)."""
+    settings = merge_settings(ctx, db, app_spec)
+    if settings.app is None:
+        fail("warden runs recover needs --app module:runtime (the agents continue the runs)", 2)
+
+    async def go(runtime: Any) -> None:
+        advanced = await runtime.recover()
+        typer.echo(f"recovered {advanced} run{'s' if advanced != 1 else ''}")
+
+    run_on_runtime(settings, go)
 
 
 def fast_runs_list(argv: list[str]) -> bool:

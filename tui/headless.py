@@ -29,13 +29,15 @@ def run_row_to_json(row: Any) -> dict[str, Any]:
                 "tool_call_id": c.tool_call_id,
                 "tool_name": c.tool_name,
                 "args": c.args,
-                "requires_approval": c.kind == "approval",
+                "requires_approval": c.kind != "suspend",
                 "kind": c.kind,
                 "suspend_payload": c.suspend_payload,
                 "resume_schema": c.resume_schema,
                 "fingerprint": c.fingerprint,
                 "agent_path": list(c.agent_path),
                 "pending_since": _iso(c.created_at),
+                "started_at": None if c.started_at is None else _iso(c.started_at),
+                "approved_by": c.decided_by if c.kind == "interrupted" else None,
             }
             for c in row.calls
         ],

@@ -389,6 +389,17 @@ async def _on_exception(request: Request, exc: Exception) -> Response:
     return E.error_response(wire.STATUS_BY_CODE[E.INTERNAL_ERROR], E.INTERNAL_ERROR, "internal server error")
 
 
+async def _recover_periodically(runtime: Any, interval: float = 10.0) -> None:
+    """Crash recovery (``runtime.recover()``) at start, then every ``interval`` seconds."""
+    recover = getattr(runtime, "recover", None)
+    while recover is not None:
+        try:
+            await recover()
+        except Exception:  # a store error now is retried at the next tick
+            logging.getLogger("warden.server").exception("crash recovery failed")
+        await asyncio.sleep(interval)
+
+
 def create_app(
     runtime: Any,
     token: str | None = None,
@@ -411,9 +422,11 @@ def create_app(
         async with contextlib.AsyncExitStack() as stack:
             if manage_runtime:
                 await stack.enter_async_context(runtime)
+            recovering = asyncio.get_running_loop().create_task(_recover_periodically(runtime))
             try:
                 yield
             finally:
+                recovering.cancel()
                 await _drain(app.state.stream_pumps)
 
     middleware = []

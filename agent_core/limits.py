@@ -1,0 +1,52 @@
+"""What model output may contain and still be stored: tool-call arguments are checked here.
+
+Hostile or broken model output must never strand a run: arguments that could
+not be stored (lone surrogates, nesting deeper than ``MAX_ARGS_DEPTH``, more
+than ``MAX_ARGS_BYTES`` of JSON) become an invalid-arguments ``tool-error``
+the model sees, before anything is gated or stored. ``scrub`` makes any text
+storable (used for the error and snapshot of a failed run).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+MAX_ARGS_DEPTH = 100
+MAX_ARGS_BYTES = 1_000_000
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def scrub(text: str, *, json_text: bool = False) -> str:
+    """``text`` with every lone surrogate written out as ``\\udXXX`` (storable UTF-8).
+
+    ``json_text``: ``text`` is JSON, so the backslash itself is escaped there.
+    """
+    slash = "\\\\" if json_text else "\\"
+    return _SURROGATE.sub(lambda m: f"{slash}u{ord(m.group()):04x}", text)
+
+
+def args_problem(args: Any) -> str | None:
+    """Why ``args`` cannot be stored with the run, or None. Iterative: no recursion on deep input."""
+    stack: list[tuple[Any, int]] = [(args, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict | list | tuple):
+            if depth > MAX_ARGS_DEPTH:
+                return f"arguments are nested deeper than {MAX_ARGS_DEPTH} levels"
+            items = list(value.items()) if isinstance(value, dict) else [(None, v) for v in value]
+            for key, item in items:
+                if isinstance(key, str) and _SURROGATE.search(key):
+                    return "arguments contain a lone surrogate (invalid Unicode)"
+                stack.append((item, depth + 1))
+        elif isinstance(value, str) and _SURROGATE.search(value):
+            return "arguments contain a lone surrogate (invalid Unicode)"
+    try:
+        size = len(json.dumps(args, ensure_ascii=False))
+    except (TypeError, ValueError) as exc:
+        return f"arguments are not JSON: {exc}"
+    if size > MAX_ARGS_BYTES:
+        return f"arguments are too large ({size} characters; at most {MAX_ARGS_BYTES})"
+    return None
