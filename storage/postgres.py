@@ -34,11 +34,20 @@ from storage.errors import (
     UnstorableText,
 )
 from storage.events import StoreEvent
-from storage.records import AuditRow, CallKind, ClaimResult, PendingCallRow, RunRow, SuspendedRunRow
+from storage.records import (
+    AuditRow,
+    CallKind,
+    ClaimResult,
+    PendingCallRow,
+    RunRow,
+    SuspendedRunRow,
+    actionable,
+    lease_live,
+)
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: the channel the triggers notify on (one per database).
 CHANNEL = "warden_events"
 #: serialises migrations of concurrent first starts (pg_advisory_xact_lock key).
@@ -148,14 +157,32 @@ _MIGRATIONS: dict[int, str] = {
     );
     CREATE INDEX messages_by_thread ON messages (thread_id, id);
     """,
+    # Crash recovery (as SQLite's version 2): the "started" mark, a waiting decider's hold, the
+    # actor, resume data. Calls decided under version 1 may have started: they read as interrupted.
+    2: """
+    ALTER TABLE pending_calls ADD COLUMN started_at DOUBLE PRECISION;
+    ALTER TABLE pending_calls ADD COLUMN decided_until DOUBLE PRECISION NOT NULL DEFAULT 0;
+    ALTER TABLE pending_calls ADD COLUMN decided_by TEXT;
+    ALTER TABLE pending_calls ADD COLUMN resume_data TEXT;
+    UPDATE pending_calls SET started_at = created_at WHERE status <> 'pending';
+    """,
 }
 
-_RUN_COLS = "run_id, agent_id, thread_id, resource_id, status, snapshot, version, created_at, suspended_at, error"
+_RUN_COLS = (
+    "run_id, agent_id, thread_id, resource_id, status, snapshot, version, created_at, suspended_at, error, "
+    "lease_owner, lease_until"
+)
+#: the listing never reads snapshot JSON
+_RUN_LIST_COLS = _RUN_COLS.replace("snapshot", "''")
 _CALL_COLS = (
     "run_id, tool_call_id, tool_name, kind, status, fingerprint, args, suspend_payload, "
-    "resume_schema, agent_path, seq, created_at"
+    "resume_schema, agent_path, seq, created_at, started_at, decided_until, decided_by, resume_data"
 )
-_CALL_MARKS = ", ".join(f"${i}" for i in range(1, 13))
+_CALL_MARKS = ", ".join(f"${i}" for i in range(1, 17))
+_AUDIT_INSERT = (
+    "INSERT INTO audit_log (run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, reason, "
+    "actor, decided_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+)
 
 
 def _dumps(value: Any) -> str:
@@ -181,6 +208,8 @@ def _run(row: Any) -> RunRow:
         created_at=row[7],
         suspended_at=row[8],
         error=row[9],
+        lease_owner=row[10],
+        lease_until=row[11],
     )
 
 
@@ -200,6 +229,10 @@ def _call(row: Any) -> PendingCallRow:
             agent_path=_json(row[9], "agent_path"),
             seq=row[10],
             created_at=row[11],
+            started_at=row[12],
+            decided_until=row[13] or 0.0,
+            decided_by=row[14],
+            resume_data=None if row[15] is None else _json(row[15], "resume_data"),
         )
     except ValueError as exc:
         raise CorruptRecord(f"pending tool call {row[1]!r} of run {row[0]!r} is stored corrupt: {exc}") from exc
@@ -219,6 +252,10 @@ def _call_params(c: PendingCallRow) -> tuple:
         _dumps(c.agent_path),
         c.seq,
         float(c.created_at),
+        None if c.started_at is None else float(c.started_at),
+        float(c.decided_until),
+        c.decided_by,
+        None if c.resume_data is None else _dumps(c.resume_data),
     )
 
 
@@ -381,13 +418,15 @@ class PostgresStore:
                 f"(knows {SCHEMA_VERSION}); upgrade Warden to use it"
             )
 
-    async def _call(self, fn: Callable[[asyncpg.Connection], Awaitable[T]], *, tx: bool = True) -> T:
+    async def _call(
+        self, fn: Callable[[asyncpg.Connection], Awaitable[T]], *, tx: bool = True, isolation: str | None = None
+    ) -> T:
         pool = await self._connection_pool()
         try:
             async with pool.acquire() as conn:
                 if not tx:
                     return await fn(conn)
-                async with conn.transaction():
+                async with conn.transaction(isolation=isolation, readonly=isolation is not None):
                     return await fn(conn)
         except (StorageError, asyncio.CancelledError):
             raise
@@ -454,7 +493,7 @@ class PostgresStore:
                 done = await db.execute(
                     "UPDATE runs SET status = 'suspended', snapshot = $1, version = version + 1, "
                     "lease_owner = NULL, lease_until = NULL, suspended_at = $2, updated_at = $3 "
-                    "WHERE run_id = $4 AND lease_owner = $5",
+                    "WHERE run_id = $4 AND lease_owner = $5 AND lease_until >= $3",
                     run.snapshot,
                     float(run.suspended_at or now),
                     now,
@@ -497,13 +536,13 @@ class PostgresStore:
             return found is not None
 
         async def body(db: asyncpg.Connection) -> ClaimResult:
-            # The run's row lock orders concurrent decisions on one run; the
-            # WHERE status = 'pending' below is the compare-and-set itself.
-            row = await db.fetchrow(
-                f"SELECT {_RUN_COLS}, lease_owner, lease_until FROM runs WHERE run_id = $1 FOR UPDATE", run_id
-            )
+            # The run's row lock orders concurrent decisions on one run; the compare-and-set
+            # on the call's stored state (status, started mark) is the decision itself.
+            now = time.time()
+            row = await db.fetchrow(f"SELECT {_RUN_COLS} FROM runs WHERE run_id = $1 FOR UPDATE", run_id)
             if row is None:
                 return ClaimResult("no_run", audited=await audited(db))
+            run = _run(row)
             if tool_call_id is not None:
                 crow = await db.fetchrow(
                     f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id = $1 AND tool_call_id = $2",
@@ -512,48 +551,49 @@ class PostgresStore:
                 )
                 if crow is None:
                     return ClaimResult("no_call", audited=await audited(db))
-                if crow[4] != "pending":
-                    return ClaimResult("not_pending", call=_call(crow), audited=True)
+                stored = _call(crow)
+                current = actionable(stored, run, now)
+                if current is None:
+                    return ClaimResult("not_pending", call=stored, audited=True)
             else:
-                crow = await db.fetchrow(
-                    f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id = $1 AND status = 'pending' "
-                    "AND kind = ANY($2::text[]) ORDER BY created_at DESC, seq DESC LIMIT 1",
-                    run_id,
-                    list(kinds),
-                )
-                if crow is None:
-                    other = await db.fetchval(
-                        "SELECT 1 FROM pending_calls WHERE run_id = $1 AND status = 'pending' LIMIT 1", run_id
-                    )
-                    return ClaimResult("no_call_of_kind" if other else "no_call", other_kinds=other is not None)
-            call = _call(crow)
-            run = _run(row)
-            decision = decide(call, run)
-            now = time.time()
+                rows = await db.fetch(f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id = $1", run_id)
+                by_id = {r[1]: _call(r) for r in rows}
+                open_calls = [c for c in (actionable(c, run, now) for c in by_id.values()) if c is not None]
+                candidates = [c for c in open_calls if c.kind in kinds]
+                if not candidates:
+                    return ClaimResult("no_call_of_kind" if open_calls else "no_call", other_kinds=bool(open_calls))
+                current = max(candidates, key=lambda c: (c.created_at, c.seq))
+                stored = by_id[current.tool_call_id]
+            decision = decide(current, run)
+            takes_lease = not lease_live(run, now)
             done = await db.execute(
-                "UPDATE pending_calls SET status = $1 WHERE run_id = $2 AND tool_call_id = $3 AND status = 'pending'",
+                "UPDATE pending_calls SET status = $1, started_at = NULL, decided_until = $2, decided_by = $3, "
+                "resume_data = $4 WHERE run_id = $5 AND tool_call_id = $6 AND status = $7 "
+                "AND started_at IS NOT DISTINCT FROM $8",
                 decision.status,
+                0.0 if takes_lease else now + lease_seconds,
+                decision.actor,
+                None if decision.resume_data is None else _dumps(decision.resume_data),
                 run_id,
-                call.tool_call_id,
+                stored.tool_call_id,
+                stored.status,
+                stored.started_at,
             )
             if done != "UPDATE 1":  # pragma: no cover - guarded by the run's row lock
-                return ClaimResult("not_pending", call=call, audited=True)
-            await db.execute(
-                "INSERT INTO audit_log (run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, reason, "
-                "actor, decided_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-                run_id,
-                call.tool_call_id,
-                row[1],
-                call.tool_name,
-                decision.status,
-                call.fingerprint,
-                decision.reason,
-                decision.actor,
-                now,
+                return ClaimResult("not_pending", call=stored, audited=True)
+            entries: list[tuple[str, str | None, str | None]] = []
+            if stored.status != "pending" and current.kind != "interrupted":
+                entries.append(("returned-to-pending", "lease expired before the tool started", None))
+            label = "re-executed" if current.kind == "interrupted" and decision.status != "declined" else None
+            entries.append((label or decision.status, decision.reason, decision.actor))
+            await db.executemany(
+                _AUDIT_INSERT,
+                [
+                    (run_id, stored.tool_call_id, run.agent_id, stored.tool_name, d, stored.fingerprint, r, a, now)
+                    for d, r, a in entries
+                ],
             )
-            call.status = decision.status
-            lease_owner, lease_until = row[10], row[11]
-            if lease_owner is None or (lease_until or 0) < now:
+            if takes_lease:
                 await db.execute(
                     "UPDATE runs SET lease_owner = $1, lease_until = $2, status = 'running', updated_at = $3 "
                     "WHERE run_id = $4",
@@ -562,26 +602,39 @@ class PostgresStore:
                     now,
                     run_id,
                 )
-                run.status = "running"
-                return ClaimResult("ok", call=call, run=run)
-            return ClaimResult("ok", call=call, run=None)
+                run.status, run.lease_owner, run.lease_until = "running", owner, now + lease_seconds
+                return ClaimResult("ok", call=current, run=run)
+            return ClaimResult("ok", call=current, run=None)
 
         return await self._call(body)
 
-    async def acquire_lease(self, run_id: str, owner: str, lease_seconds: float) -> RunRow | None:
+    async def acquire_lease(
+        self, run_id: str, owner: str, lease_seconds: float, *, waiting_call: str | None = None
+    ) -> RunRow | None:
         async def body(db: asyncpg.Connection) -> RunRow | None:
             now = time.time()
             row = await db.fetchrow(
                 "UPDATE runs SET lease_owner = $1, lease_until = $2, status = 'running', updated_at = $3 "
-                f"WHERE run_id = $4 AND (lease_owner IS NULL OR lease_until < $3) RETURNING {_RUN_COLS}",
+                "WHERE run_id = $4 AND status <> 'failed' AND (lease_owner IS NULL OR lease_until < $3) "
+                f"RETURNING {_RUN_COLS}",
                 owner,
                 now + lease_seconds,
                 now,
                 run_id,
             )
-            return None if row is None else _run(row)
+            if row is None:
+                if waiting_call is not None:
+                    await db.execute(
+                        "UPDATE pending_calls SET decided_until = $1 WHERE run_id = $2 AND tool_call_id = $3 "
+                        "AND status <> 'pending' AND started_at IS NULL",
+                        now + lease_seconds,
+                        run_id,
+                        waiting_call,
+                    )
+                return None
+            return _run(row)
 
-        return await self._call(body, tx=False)
+        return await self._call(body)
 
     async def renew_lease(self, run_id: str, owner: str, lease_seconds: float) -> bool:
         async def body(db: asyncpg.Connection) -> bool:
@@ -595,55 +648,170 @@ class PostgresStore:
 
         return await self._call(body, tx=False)
 
-    async def release(self, run_id: str, owner: str, *, reset_call: str | None = None) -> None:
-        async def body(db: asyncpg.Connection) -> None:
+    async def mark_started(self, run_id: str, tool_call_id: str, owner: str) -> bool:
+        async def body(db: asyncpg.Connection) -> bool:
             now = time.time()
-            await db.execute(
-                "UPDATE runs SET status = 'suspended', lease_owner = NULL, lease_until = NULL, updated_at = $1 "
-                "WHERE run_id = $2 AND lease_owner = $3",
+            done = await db.execute(
+                "UPDATE pending_calls SET started_at = $1 WHERE run_id = $2 AND tool_call_id = $3 "
+                "AND status <> 'pending' AND EXISTS (SELECT 1 FROM runs WHERE run_id = $2 AND lease_owner = $4 "
+                "AND lease_until >= $1)",
+                now,
+                run_id,
+                tool_call_id,
+                owner,
+            )
+            return bool(done == "UPDATE 1")
+
+        return await self._call(body, tx=False)
+
+    async def checkpoint(self, run_id: str, owner: str, snapshot: str, applied: list[str]) -> bool:
+        async def body(db: asyncpg.Connection) -> bool:
+            now = time.time()
+            done = await db.execute(
+                "UPDATE runs SET snapshot = $1, version = version + 1, updated_at = $2 "
+                "WHERE run_id = $3 AND lease_owner = $4 AND lease_until >= $2",
+                snapshot,
                 now,
                 run_id,
                 owner,
             )
+            if done != "UPDATE 1":
+                return False
+            if applied:
+                await db.execute(
+                    "DELETE FROM pending_calls WHERE run_id = $1 AND tool_call_id = ANY($2::text[])",
+                    run_id,
+                    list(applied),
+                )
+            return True
+
+        return await self._call(body)
+
+    async def release(self, run_id: str, owner: str, *, reset_call: str | None = None) -> None:
+        async def body(db: asyncpg.Connection) -> None:
+            now = time.time()
             if reset_call is not None:
                 done = await db.execute(
-                    "UPDATE pending_calls SET status = 'pending' WHERE run_id = $1 AND tool_call_id = $2 "
-                    "AND status <> 'pending'",
+                    "UPDATE pending_calls SET status = 'pending', decided_until = 0, resume_data = NULL "
+                    "WHERE run_id = $1 AND tool_call_id = $2 AND status <> 'pending' AND started_at IS NULL",
                     run_id,
                     reset_call,
                 )
                 if done != "UPDATE 0":
                     await db.execute(
                         "INSERT INTO audit_log (run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, "
-                        "reason, actor, decided_at) SELECT run_id, tool_call_id, '', tool_name, 'withdrawn', "
-                        "fingerprint, 'decision interrupted before it was applied', NULL, $1 FROM pending_calls "
-                        "WHERE run_id = $2 AND tool_call_id = $3",
+                        "reason, actor, decided_at) SELECT c.run_id, c.tool_call_id, r.agent_id, c.tool_name, "
+                        "'withdrawn', c.fingerprint, 'decision interrupted before it was applied', NULL, $1 "
+                        "FROM pending_calls c JOIN runs r USING (run_id) WHERE c.run_id = $2 AND c.tool_call_id = $3",
                         now,
                         run_id,
                         reset_call,
                     )
-
-        await self._call(body)
-
-    async def finish_run(self, run_id: str, owner: str | None) -> None:
-        async def body(db: asyncpg.Connection) -> None:
-            await db.execute("DELETE FROM pending_calls WHERE run_id = $1", run_id)
-            await db.execute("DELETE FROM runs WHERE run_id = $1", run_id)
-
-        await self._call(body)
-
-    async def fail_run(self, run_id: str, owner: str | None, snapshot: str, error: str) -> None:
-        async def body(db: asyncpg.Connection) -> None:
+            # A run without calls left (its step's results are stored) stays "running", free to continue.
             await db.execute(
-                "UPDATE runs SET status = 'failed', snapshot = $1, error = $2, lease_owner = NULL, "
-                "lease_until = NULL, version = version + 1, updated_at = $3 WHERE run_id = $4",
-                snapshot,
-                error,
-                time.time(),
+                "UPDATE runs SET status = CASE WHEN EXISTS (SELECT 1 FROM pending_calls WHERE run_id = $1) "
+                "THEN 'suspended' ELSE 'running' END, lease_owner = NULL, lease_until = 0, updated_at = $2 "
+                "WHERE run_id = $1 AND lease_owner = $3",
                 run_id,
+                now,
+                owner,
             )
 
-        await self._call(body, tx=False)
+        await self._call(body)
+
+    async def list_expired(self, *, limit: int = 100) -> list[RunRow]:
+        async def body(db: asyncpg.Connection) -> list[RunRow]:
+            rows = await db.fetch(
+                f"SELECT {_RUN_COLS} FROM runs WHERE status = 'running' AND lease_until < $1 LIMIT $2",
+                time.time(),
+                limit,
+            )
+            return [_run(r) for r in rows]
+
+        return await self._call(body, tx=False)
+
+    async def settle(self, run_id: str) -> int:
+        async def body(db: asyncpg.Connection) -> int:
+            now = time.time()
+            row = await db.fetchrow(
+                "SELECT agent_id FROM runs WHERE run_id = $1 AND status <> 'failed' "
+                "AND (lease_owner IS NULL OR lease_until < $2) FOR UPDATE",
+                run_id,
+                now,
+            )
+            if row is None:
+                return 0
+            returned = await db.fetch(
+                "UPDATE pending_calls SET status = 'pending', decided_until = 0, resume_data = NULL "
+                "WHERE run_id = $1 AND status <> 'pending' AND started_at IS NULL AND decided_until < $2 "
+                "RETURNING tool_call_id, tool_name, fingerprint",
+                run_id,
+                now,
+            )
+            if returned:
+                await db.executemany(
+                    _AUDIT_INSERT,
+                    [
+                        (
+                            run_id,
+                            r[0],
+                            row[0],
+                            r[1],
+                            "returned-to-pending",
+                            r[2],
+                            "lease expired before the tool started",
+                            None,
+                            now,
+                        )
+                        for r in returned
+                    ],
+                )
+            await db.execute(
+                "UPDATE runs SET status = CASE WHEN EXISTS (SELECT 1 FROM pending_calls WHERE run_id = $1) "
+                "THEN 'suspended' ELSE 'running' END, lease_owner = NULL, lease_until = 0, updated_at = $2 "
+                "WHERE run_id = $1",
+                run_id,
+                now,
+            )
+            return len(returned)
+
+        return await self._call(body)
+
+    async def finish_run(self, run_id: str, owner: str | None) -> bool:
+        async def body(db: asyncpg.Connection) -> bool:
+            if owner is not None:
+                held = await db.fetchval(
+                    "SELECT 1 FROM runs WHERE run_id = $1 AND lease_owner = $2 AND lease_until >= $3 FOR UPDATE",
+                    run_id,
+                    owner,
+                    time.time(),
+                )
+                if held is None:
+                    return await db.fetchval("SELECT 1 FROM runs WHERE run_id = $1", run_id) is None
+            await db.execute("DELETE FROM pending_calls WHERE run_id = $1", run_id)
+            await db.execute("DELETE FROM runs WHERE run_id = $1", run_id)
+            return True
+
+        return await self._call(body)
+
+    async def fail_run(self, run_id: str, owner: str | None, snapshot: str, error: str) -> bool:
+        async def body(db: asyncpg.Connection) -> bool:
+            now = time.time()
+            done = await db.execute(
+                "UPDATE runs SET status = 'failed', snapshot = $1, error = $2, lease_owner = NULL, "
+                "lease_until = NULL, version = version + 1, updated_at = $3 WHERE run_id = $4 "
+                "AND ($5::text IS NULL OR (lease_owner = $5 AND lease_until >= $3))",
+                snapshot,
+                error,
+                now,
+                run_id,
+                owner,
+            )
+            if done == "UPDATE 1":
+                return True
+            return await db.fetchval("SELECT 1 FROM runs WHERE run_id = $1", run_id) is None
+
+        return await self._call(body)
 
     async def get_run(self, run_id: str) -> RunRow | None:
         async def body(db: asyncpg.Connection) -> RunRow | None:
@@ -661,6 +829,42 @@ class PostgresStore:
 
         return await self._call(body, tx=False)
 
+    async def get_suspended(self, run_id: str) -> SuspendedRunRow | None:
+        async def body(db: asyncpg.Connection) -> SuspendedRunRow | None:
+            row = await db.fetchrow(f"SELECT {_RUN_COLS} FROM runs WHERE run_id = $1", run_id)
+            if row is None:
+                return None
+            broken: dict[str, str] = {}
+            listed = await self._with_calls(db, [_run(row)], time.time(), broken)
+            if broken:
+                raise CorruptRecord(broken[run_id])
+            return listed[0] if listed else None
+
+        return await self._call(body, tx=False)
+
+    @staticmethod
+    async def _with_calls(
+        db: asyncpg.Connection, runs: list[RunRow], now: float, broken: dict[str, str]
+    ) -> list[SuspendedRunRow]:
+        """The runs that have an actionable call now, with those calls (never a run with none)."""
+        runs = [r for r in runs if r.status != "failed" and not lease_live(r, now)]
+        calls: dict[str, list[PendingCallRow]] = {r.run_id: [] for r in runs}
+        if runs:
+            for crow in await db.fetch(
+                f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id = ANY($1::text[]) ORDER BY created_at, seq",
+                list(calls),
+            ):
+                try:
+                    calls[crow[0]].append(_call(crow))
+                except CorruptRecord as exc:  # listed as unreadable; the other runs are unaffected
+                    broken.setdefault(crow[0], exc.message)
+        out = []
+        for r in runs:
+            open_calls = [c for c in (actionable(c, r, now) for c in calls[r.run_id]) if c is not None]
+            if open_calls or r.run_id in broken:
+                out.append(SuspendedRunRow(run=r, calls=open_calls, error=broken.get(r.run_id)))
+        return out
+
     async def list_suspended(
         self,
         *,
@@ -670,23 +874,36 @@ class PostgresStore:
         page: int = 0,
         per_page: int = 50,
     ) -> tuple[list[SuspendedRunRow], int]:
+        # Read only: a run whose lease expired (a process died or stalled while applying a
+        # decision) is listed from what its rows say now; nothing is written. One REPEATABLE READ
+        # snapshot, so the total and the page agree.
         async def body(db: asyncpg.Connection) -> tuple[list[SuspendedRunRow], int]:
             now = time.time()
-            if await db.fetchval("SELECT 1 FROM runs WHERE status = 'running' AND lease_until < $1 LIMIT 1", now):
-                # A process died while applying a decision: once its lease expires the
-                # run is listed again (its interrupted call stays decided, never re-run).
-                await db.execute(
-                    "UPDATE runs SET status = 'suspended', lease_owner = NULL, lease_until = NULL "
-                    "WHERE status = 'running' AND lease_until < $1",
-                    now,
-                )
-            where = ["status = 'suspended'"]
+            cols: list[str] = []
             params: list[Any] = []
             for col, val in (("agent_id", agent_id), ("thread_id", thread_id), ("resource_id", resource_id)):
                 if val is not None:
+                    cols.append(col)
                     params.append(val)
-                    where.append(f"{col} = ${len(params)}")
-            clause = " AND ".join(where)
+
+            def extra(first: int) -> str:  # the filters, numbered from $first
+                return "".join(f" AND {col} = ${first + i}" for i, col in enumerate(cols))
+
+            broken: dict[str, str] = {}
+            # Runs left "running" under an expired lease: usually none (the index on lease_until finds them).
+            expired = await self._with_calls(
+                db,
+                [
+                    _run(r)
+                    for r in await db.fetch(
+                        f"SELECT {_RUN_LIST_COLS} FROM runs WHERE status = 'running' AND lease_until < $1{extra(2)}",
+                        now,
+                        *params,
+                    )
+                ],
+                now,
+                broken,
+            )
             if thread_id is None and resource_id is None:
                 # Counts of whole agents are kept by triggers: the total stays O(agents), not O(runs).
                 if agent_id is None:
@@ -694,34 +911,25 @@ class PostgresStore:
                 else:
                     total = await db.fetchval("SELECT suspended FROM run_counts WHERE agent_id = $1", agent_id) or 0
             else:
-                total = await db.fetchval(f"SELECT COUNT(*) FROM runs WHERE {clause}", *params)
+                total = await db.fetchval(f"SELECT COUNT(*) FROM runs WHERE status = 'suspended'{extra(1)}", *params)
+            total = int(total) + len(expired)
             # The listing never reads snapshot JSON: everything shown is in indexed columns.
+            start, stop = page * per_page, (page + 1) * per_page
+            fetch_from = max(0, start - len(expired))
             n = len(params)
             rows = await db.fetch(
-                "SELECT run_id, agent_id, thread_id, resource_id, status, '', version, created_at, suspended_at, "
-                f"error FROM runs WHERE {clause} ORDER BY suspended_at DESC, run_id DESC "
-                f"LIMIT ${n + 1} OFFSET ${n + 2}",
+                f"SELECT {_RUN_LIST_COLS} FROM runs WHERE status = 'suspended'{extra(1)} "
+                f"ORDER BY suspended_at DESC, run_id DESC LIMIT ${n + 1} OFFSET ${n + 2}",
                 *params,
-                per_page,
-                page * per_page,
+                stop - fetch_from,
+                fetch_from,
             )
-            runs = [_run(r) for r in rows]
-            broken: dict[str, str] = {}
-            calls: dict[str, list[PendingCallRow]] = {r.run_id: [] for r in runs}
-            if runs:
-                for crow in await db.fetch(
-                    f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id = ANY($1::text[]) AND status = 'pending' "
-                    "ORDER BY created_at, seq",
-                    list(calls),
-                ):
-                    try:
-                        calls[crow[0]].append(_call(crow))
-                    except CorruptRecord as exc:  # listed as unreadable; the other runs are unaffected
-                        broken.setdefault(crow[0], exc.message)
-            out = [SuspendedRunRow(run=r, calls=calls[r.run_id], error=broken.get(r.run_id)) for r in runs]
-            return out, int(total)
+            suspended = await self._with_calls(db, [_run(r) for r in rows], now, broken)
+            merged = sorted([*expired, *suspended], key=lambda x: (x.run.suspended_at, x.run.run_id), reverse=True)
+            skip = start - fetch_from
+            return merged[skip : skip + per_page], total
 
-        return await self._call(body)
+        return await self._call(body, isolation="repeatable_read")
 
     async def audit_log(self, run_id: str | None = None, tool_call_id: str | None = None) -> list[AuditRow]:
         async def body(db: asyncpg.Connection) -> list[AuditRow]:

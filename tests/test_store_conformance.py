@@ -168,7 +168,7 @@ async def test_claim_is_compare_and_set_and_audited(store):
 
     first = await store.claim("run-000001", "c", kinds=("approval",), decide=decide, owner="o1", lease_seconds=60)
     assert first.outcome == "ok" and first.run is not None and seen == [("c", "a")]
-    assert first.call.status == "approved" and first.run.status == "running"
+    assert first.run.status == "running"
     second = await store.claim("run-000001", "c", kinds=("approval",), decide=decide, owner="o2", lease_seconds=60)
     assert second.outcome == "not_pending" and second.audited and len(seen) == 1
     audit = await store.audit_log("run-000001")
@@ -403,7 +403,7 @@ async def test_postgres_schema_is_versioned_and_a_newer_one_is_refused():
         await store.setup()
         await store.aclose()
         conn = await asyncpg.connect(dsn)
-        assert [r[0] for r in await conn.fetch("SELECT version FROM warden_schema")] == [1]
+        assert [r[0] for r in await conn.fetch("SELECT version FROM warden_schema ORDER BY version")] == [1, 2]
         await conn.execute("INSERT INTO warden_schema VALUES (99)")
         await conn.close()
         newer = PostgresStore(dsn)
