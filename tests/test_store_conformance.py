@@ -515,3 +515,22 @@ async def test_postgres_commit_durability_is_chosen_as_sqlite_s():
             async with pool.acquire() as conn:
                 assert await conn.fetchval("SHOW synchronous_commit") == want
             await store.aclose()
+
+
+async def test_postgres_an_unclosed_store_does_not_keep_the_process_alive():
+    async with fresh_database() as dsn:
+        code = textwrap.dedent("""
+            import asyncio, sys
+            from storage import PostgresStore
+            async def main():
+                s = PostgresStore(sys.argv[1])
+                await s.setup()
+                await s.list_suspended()
+            asyncio.run(main())
+            print("exited")
+        """)
+        out = await asyncio.to_thread(
+            subprocess.run, [sys.executable, "-c", code, dsn], cwd=ROOT, capture_output=True, text=True, timeout=30
+        )
+        assert out.returncode == 0 and out.stdout.strip() == "exited", out.stderr
+        assert "Traceback" not in out.stderr
