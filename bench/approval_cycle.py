@@ -2,15 +2,20 @@
 
 stream -> gated call -> durable snapshot -> approve -> tool runs -> finish.
 Prints p50/p99 in ms for SQLite (synchronous=NORMAL, the default), SQLite
-(synchronous=FULL) and InMemoryStore. Usage: python bench/approval_cycle.py [cycles]
+(synchronous=FULL), InMemoryStore and PostgresStore (a scratch database on the
+server ``$WARDEN_TEST_PG`` names, default the local one; created and dropped;
+"skipped" with the reason when no server answers).
+Usage: python bench/approval_cycle.py [cycles]
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 from _common import percentiles
@@ -18,7 +23,9 @@ from pydantic import BaseModel
 
 from agent_core import Agent, Runtime, create_tool
 from agent_core.models import FunctionModel, ModelResponse, ToolCall
-from storage import InMemoryStore, SqliteStore
+from storage import InMemoryStore, PostgresStore, SqliteStore
+
+PG_ADMIN = os.environ.get("WARDEN_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 
 
 class IdIn(BaseModel):
@@ -85,6 +92,29 @@ async def main(cycles: int) -> None:
             print(f"  {label:<48} p50 {p50:7.3f} ms   p99 {p99:7.3f} ms")
         p50, p99 = await measure(SqliteStore(Path(tmp) / "sup.db"), cycles, build_supervisor())
         print(f"  {'two-level supervisor, SqliteStore NORMAL':<48} p50 {p50:7.3f} ms   p99 {p99:7.3f} ms")
+    await measure_postgres(cycles)
+
+
+async def measure_postgres(cycles: int) -> None:
+    import asyncpg
+
+    label = "PostgresStore"
+    name = "warden_bench_" + uuid.uuid4().hex[:8]
+    try:
+        admin = await asyncpg.connect(PG_ADMIN, timeout=5)
+    except Exception as exc:
+        print(f"  {label:<48} skipped: no server at {PG_ADMIN} ({type(exc).__name__})")
+        return
+    await admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        dsn = PG_ADMIN.rsplit("/", 1)[0] + "/" + name
+        for mode in ("off", "on"):
+            p50, p99 = await measure(PostgresStore(dsn, synchronous_commit=mode), cycles)  # type: ignore[arg-type]
+            text = f"{label} synchronous_commit={mode}" + (" (default)" if mode == "off" else "")
+            print(f"  {text:<48} p50 {p50:7.3f} ms   p99 {p99:7.3f} ms")
+    finally:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()
 
 
 if __name__ == "__main__":

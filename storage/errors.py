@@ -67,3 +67,9 @@ class UnstorableText(StorageError):
     """Text that cannot be stored as UTF-8 (a lone surrogate such as ``"\\ud800"``): bad input, nothing changed."""
 
     code = "STORAGE_TEXT_INVALID"
+
+
+class StoreAuthFailed(StoreUnavailable):
+    """The database server refused the credentials (a wrong password, an unknown user)."""
+
+    code = "STORAGE_AUTH_FAILED"

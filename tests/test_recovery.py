@@ -18,17 +18,24 @@ from pydantic import BaseModel
 from agent_core import Agent, Runtime, create_tool
 from agent_core.decisions import INTERRUPTED_DECLINED
 from agent_core.models import FunctionModel, Message, ModelRequestInfo, ModelResponse, ToolCall
-from storage import InMemoryStore, SqliteStore
+from storage import InMemoryStore, PostgresStore, SqliteStore
 from storage.records import Decision
 from tests.helpers import ExecLog, calls_then, echo_results, recording_tool
+from tests.pg import fresh_database
 
 ROOT = Path(__file__).resolve().parent.parent
 LEASE = 0.2
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-def store(request, tmp_path):
-    return InMemoryStore() if request.param == "memory" else SqliteStore(tmp_path / "w.db")
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+async def store(request, tmp_path):
+    if request.param == "postgres":  # a fresh database of its own (tests/pg.py)
+        async with fresh_database() as dsn:
+            store = PostgresStore(dsn)
+            yield store
+            await store.aclose()
+        return
+    yield InMemoryStore() if request.param == "memory" else SqliteStore(tmp_path / "w.db")
 
 
 def _agent(log: list, *, idempotent: bool = False, record: list | None = None) -> Agent:

@@ -1,4 +1,7 @@
-"""Stores on a real SQLite file (and the in-memory one): schema, listing, corruption, lifecycle."""
+"""SQLite specifics: schema file, query plans, WAL, the inline path, lifecycle.
+
+Behaviour every store shares is in tests/test_store_conformance.py (memory, SQLite, PostgreSQL).
+"""
 
 from __future__ import annotations
 
@@ -12,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from agent_core import Agent, CorruptSnapshot, Runtime, SnapshotNotFound
-from storage import InMemoryStore, SchemaTooNew, SqliteStore, StoreClosed, WardenError
-from storage.records import Decision, PendingCallRow, RunRow
+from storage import SchemaTooNew, SqliteStore
+from storage.records import PendingCallRow, RunRow
 from tests.helpers import calls_then, echo_results, recording_tool
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,79 +44,6 @@ def call_row(i: int, cid="c", kind="approval") -> PendingCallRow:
         fingerprint="sha256:x",
         created_at=1000.0 + i,
     )
-
-
-@pytest.fixture(params=["sqlite", "memory"])
-async def store(request, tmp_path):
-    s = SqliteStore(tmp_path / "w.db") if request.param == "sqlite" else InMemoryStore()
-    yield s
-    await s.aclose()
-
-
-async def test_listing_filters_pages_and_counts(store):
-    for i in range(25):
-        await store.save_suspended(
-            run_row(i, agent="a" if i % 2 else "b", thread=f"t{i % 3}", resource="u1"),
-            [call_row(i), call_row(i, "d", "suspend")],
-        )
-    rows, total = await store.list_suspended(per_page=10)
-    assert total == 25 and [r.run.run_id for r in rows] == [f"run-{i:06d}" for i in range(24, 14, -1)]
-    assert [c.tool_call_id for c in rows[0].calls] == ["c", "d"]
-    rows, total = await store.list_suspended(page=2, per_page=10)
-    assert total == 25 and len(rows) == 5
-    rows, total = await store.list_suspended(agent_id="a", thread_id="t1")
-    assert total == len([i for i in range(25) if i % 2 and i % 3 == 1])
-    assert all(r.run.agent_id == "a" and r.run.thread_id == "t1" for r in rows)
-    _, total = await store.list_suspended(resource_id="nobody")
-    assert total == 0
-
-
-async def test_claim_is_compare_and_set_and_audited(store):
-    await store.save_suspended(run_row(1), [call_row(1)])
-    seen = []
-
-    def decide(call, run):
-        seen.append((call.tool_call_id, run.agent_id))
-        return Decision("approved", actor="op")
-
-    first = await store.claim("run-000001", "c", kinds=("approval",), decide=decide, owner="o1", lease_seconds=60)
-    assert first.outcome == "ok" and first.run is not None and seen == [("c", "a")]
-    second = await store.claim("run-000001", "c", kinds=("approval",), decide=decide, owner="o2", lease_seconds=60)
-    assert second.outcome == "not_pending" and second.audited and len(seen) == 1
-    audit = await store.audit_log("run-000001")
-    assert [(a.tool_call_id, a.decision, a.actor) for a in audit] == [("c", "approved", "op")]
-    await store.finish_run("run-000001", "o1")
-    assert await store.get_run("run-000001") is None
-    gone = await store.claim("run-000001", "c", kinds=("approval",), decide=decide, owner="o3", lease_seconds=60)
-    assert gone.outcome == "no_run" and gone.audited
-    assert len(await store.audit_log("run-000001")) == 1, "the audit log outlives the run"
-
-
-async def test_a_failing_decision_rolls_back(store):
-    await store.save_suspended(run_row(1), [call_row(1)])
-
-    def refuse(call, run):
-        raise WardenError("no", code="X")
-
-    with pytest.raises(WardenError):
-        await store.claim("run-000001", None, kinds=("approval",), decide=refuse, owner="o", lease_seconds=60)
-    assert (await store.get_calls("run-000001"))[0].status == "pending"
-    assert await store.audit_log() == []
-    assert (await store.get_run("run-000001")).status == "suspended"
-
-
-async def test_memory_messages_round_trip(store):
-    await store.append_messages("t", "u", [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}])
-    await store.append_messages("t", "u", [{"role": "user", "content": "again"}])
-    assert [m["content"] for m in await store.load_messages("t")] == ["hi", "yo", "again"]
-    assert [m["content"] for m in await store.load_messages("t", limit=2)] == ["yo", "again"]
-    assert await store.load_messages("other") == []
-
-
-async def test_closed_store_raises_a_typed_error(store):
-    await store.aclose()
-    with pytest.raises(StoreClosed):
-        await store.list_suspended()
 
 
 async def test_sqlite_schema_is_versioned_and_a_newer_one_is_refused(tmp_path):

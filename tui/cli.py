@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -122,7 +121,7 @@ def _fast_console(argv: list[str]) -> bool:
     if any(not a.startswith("--") for a in argv[::2]) or any(a in ("--help", "--version") for a in argv):
         return False
     parser = argparse.ArgumentParser(add_help=False, exit_on_error=False, allow_abbrev=False)
-    parser.add_argument("--db", type=Path)
+    parser.add_argument("--db")
     parser.add_argument("--app", dest="app_spec")
     parser.add_argument("--model")
     try:

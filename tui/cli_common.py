@@ -12,7 +12,10 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-DbOption = Annotated[Path | None, typer.Option("--db", help="SQLite file (default: $WARDEN_DB, else user data dir)")]
+DbOption = Annotated[
+    str | None,
+    typer.Option("--db", help="SQLite file or postgresql:// URL (default: $WARDEN_DB, else user data dir)"),
+]
 AppOption = Annotated[str | None, typer.Option("--app", help="Your Runtime as module:attribute")]
 TokenOption = Annotated[str | None, typer.Option("--token", help="API token (default: $WARDEN_API_TOKEN)")]
 
@@ -23,7 +26,8 @@ class CliError(Exception):
 
 @dataclass
 class Settings:
-    db: Path | None = None
+    #: a SQLite path or a ``postgresql://`` URL (``storage.open_store`` opens either)
+    db: str | Path | None = None
     app: str | None = None
     model: str | None = None
 
@@ -37,6 +41,14 @@ def default_db_path() -> Path:
     return Path(user_data_dir("warden", appauthor=False)) / "warden.db"
 
 
+def db_location(settings: Settings) -> str:
+    """The store to open: ``--db``, else ``$WARDEN_DB``, else the data dir; a URL as given, a path expanded."""
+    from storage.urls import is_postgres_url
+
+    db = str(settings.db) if settings.db else os.environ.get("WARDEN_DB") or str(default_db_path())
+    return db if is_postgres_url(db) else str(Path(db).expanduser())
+
+
 def load_runtime(settings: Settings) -> tuple[Any, str]:
     """The runtime to use and a label of its store (for the status bar)."""
     if settings.app:
@@ -48,16 +60,17 @@ def load_runtime(settings: Settings) -> tuple[Any, str]:
         except AppLoadError as error:
             raise CliError(error.message) from error
         store = runtime.store
-        return runtime, str(getattr(store, "path", type(store).__name__))
-    db = (settings.db or default_db_path()).expanduser()
+        return runtime, str(getattr(store, "path", None) or getattr(store, "name", type(store).__name__))
+    db = db_location(settings)
     model = None
     if settings.model:
         from agent_core.providers import resolve_model
 
         model = resolve_model(settings.model)
+    from storage.urls import describe
     from tui.demo.agents import build_demo_runtime
 
-    return build_demo_runtime(db, model=model), str(db)
+    return build_demo_runtime(db, model=model), describe(db)
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
@@ -82,7 +95,7 @@ def run_on_runtime(settings: Settings, coro_fn: Callable[[Any], Awaitable[None]]
         fail(f"{error.code}: {error.message or error}", 1)
 
 
-def merge_settings(ctx: typer.Context, db: Path | None, app_spec: str | None) -> Settings:
+def merge_settings(ctx: typer.Context, db: str | Path | None, app_spec: str | None) -> Settings:
     """A subcommand's ``--db``/``--app`` over the root command's."""
     base: Settings = ctx.obj if isinstance(ctx.obj, Settings) else Settings()
     return Settings(db=db or base.db, app=app_spec or base.app, model=base.model)

@@ -10,7 +10,6 @@ import asyncio
 import json
 import sys
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -19,7 +18,7 @@ from tui.cli_common import (
     AppOption,
     DbOption,
     Settings,
-    default_db_path,
+    db_location,
     fail,
     merge_settings,
     run_on_runtime,
@@ -119,11 +118,15 @@ def list_runs(
         # Fast path: listing needs only the store, not the agents (no agent_core import).
         from tui.headless import list_from_store
 
-        db_path = (settings.db or default_db_path()).expanduser()
         try:
             runs, total = asyncio.run(
                 list_from_store(
-                    db_path, agent_id=agent, thread_id=thread, resource_id=resource, page=page, per_page=per_page
+                    db_location(settings),
+                    agent_id=agent,
+                    thread_id=thread,
+                    resource_id=resource,
+                    page=page,
+                    per_page=per_page,
                 )
             )
         except Exception as error:  # storage errors carry a code; keep one line
@@ -303,7 +306,7 @@ def fast_runs_list(argv: list[str]) -> bool:
     if argv[:2] != ["runs", "list"] or any(a in ("--help", "-h") or a.startswith("--app") for a in argv):
         return False
     parser = argparse.ArgumentParser(add_help=False, exit_on_error=False, allow_abbrev=False)
-    parser.add_argument("--db", type=Path)
+    parser.add_argument("--db")
     parser.add_argument("--json", action="store_true", dest="as_json")
     for name in ("--thread", "--resource", "--agent"):
         parser.add_argument(name)

@@ -45,7 +45,7 @@ def run_row_to_json(row: Any) -> dict[str, Any]:
 
 
 async def list_from_store(
-    db_path: Path,
+    db: str | Path,
     *,
     agent_id: str | None = None,
     thread_id: str | None = None,
@@ -53,11 +53,11 @@ async def list_from_store(
     page: int = 0,
     per_page: int = 50,
 ) -> tuple[list[dict[str, Any]], int]:
-    from storage import SqliteStore
+    from storage.urls import is_postgres_url, open_store
 
-    if not db_path.exists():
+    if not is_postgres_url(db) and not Path(db).exists():
         return [], 0
-    store = SqliteStore(db_path)
+    store = open_store(db)
     try:
         rows, total = await store.list_suspended(
             agent_id=agent_id, thread_id=thread_id, resource_id=resource_id, page=page, per_page=per_page

@@ -22,6 +22,7 @@ from starlette.routing import Route
 from agent_core import wire
 from agent_core.errors import AgentNotFound, WardenError
 from warden_server import errors as E
+from warden_server import events
 from warden_server.limits import InvalidBody, parse_json_body
 from warden_server.middleware import BearerAuthMiddleware, BodySizeLimitMiddleware
 from warden_server.schemas import (
@@ -239,6 +240,10 @@ ROUTES: list[tuple[RouteSpec, Callable[[Request], Awaitable[Response]]]] = [
     (RouteSpec("GET", wire.HEALTH, "health", "Liveness; no token needed", auth=False), health),
     (RouteSpec("GET", wire.OPENAPI, "openapi", "This document"), openapi),
     (RouteSpec("GET", wire.AGENTS, "listAgents", "Agents of the runtime, keyed by agent id"), list_agents),
+    (
+        RouteSpec("GET", events.EVENTS, "events", "Live updates of pending runs (SSE)", response="sse"),
+        events.stream_events,
+    ),
     (
         RouteSpec("POST", wire.STREAM, "stream", "Start a run; server-sent chunks", StreamBody, response="sse"),
         stream,

@@ -1,6 +1,7 @@
 """The ``module:runtime`` the server tests serve (``python -m warden_server --app warden_test_app:runtime``).
 
-Deterministic ``FunctionModel`` agents on a ``SqliteStore`` at ``$WARDEN_TEST_DB``.
+Deterministic ``FunctionModel`` agents on the store ``$WARDEN_TEST_DB`` names (a SQLite path or a
+``postgresql://`` URL).
 Every tool execution is recorded as one row in the SQLite file
 ``$WARDEN_TEST_COUNTER_DB`` (table ``executions``), so tests can count
 executions across several server processes.
@@ -26,7 +27,7 @@ from pydantic import BaseModel
 
 from agent_core import Agent, Runtime, create_tool
 from agent_core.models import FunctionModel, ModelResponse, ToolCall
-from storage import SqliteStore
+from storage import open_store
 
 DB = os.environ.get("WARDEN_TEST_DB", "warden-test.db")
 COUNTER_DB = os.environ.get("WARDEN_TEST_COUNTER_DB", "warden-test-counter.db")
@@ -176,4 +177,4 @@ boss = Agent(
     id="boss", name="Boss", instructions="Delegates.", model=FunctionModel(boss_model), agents={"ops": sub_ops}
 )
 
-runtime = Runtime(agents={"ops": ops, "other": other, "guarded": guarded, "boss": boss}, storage=SqliteStore(DB))
+runtime = Runtime(agents={"ops": ops, "other": other, "guarded": guarded, "boss": boss}, storage=open_store(DB))

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from agent_core import Agent, Runtime, ToolContext, create_tool
 from agent_core.models import LanguageModel
-from storage import SqliteStore
+from storage.urls import is_postgres_url, open_store
 from tui.demo.model import DemoModel
 
 REFUND_APPROVAL_THRESHOLD = 100
@@ -40,6 +40,10 @@ USERS = {
 
 
 def records_path(db_path: str | Path) -> Path:
+    if is_postgres_url(db_path):  # the demo's sample records stay a local SQLite file
+        from platformdirs import user_data_dir
+
+        return Path(user_data_dir("warden", appauthor=False)) / "demo.records.sqlite"
     db = Path(db_path)
     return db.with_name(db.name + ".records.sqlite")
 
@@ -223,6 +227,7 @@ def build_demo_agents(db_path: str | Path, *, model: LanguageModel | None = None
 
 
 def build_demo_runtime(db_path: str | Path, *, model: LanguageModel | None = None, **store_options: Any) -> Runtime:
-    """The demo agents on a ``SqliteStore`` at ``db_path`` (records in a sibling file)."""
-    Path(db_path).parent.mkdir(parents=True, exist_ok=True)
-    return Runtime(agents=build_demo_agents(db_path, model=model), storage=SqliteStore(db_path, **store_options))
+    """The demo agents on the store ``db_path`` names (a SQLite path or a ``postgresql://`` URL)."""
+    if not is_postgres_url(db_path):
+        Path(db_path).parent.mkdir(parents=True, exist_ok=True)
+    return Runtime(agents=build_demo_agents(db_path, model=model), storage=open_store(db_path, **store_options))

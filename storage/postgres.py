@@ -1,0 +1,1025 @@
+"""PostgreSQL store (asyncpg): many Warden processes and servers on one database.
+
+The same semantics as ``SqliteStore``: every public method is one transaction;
+a decision locks its run row (``SELECT ... FOR UPDATE``) and moves the call
+with ``UPDATE ... WHERE status = 'pending'``, so of many processes deciding at
+once exactly one wins; the audit log outlives the run; listing reads indexed
+columns only and takes totals from counters kept by triggers.
+
+Live updates: triggers ``NOTIFY warden_events`` on commit (a run suspended, a
+call decided, a run ended or given back); ``subscribe()`` LISTENs on a
+dedicated connection. Why asyncpg rather than psycopg 3: see docs/postgres.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Literal, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+import asyncpg
+
+from storage.base import DecideFn
+from storage.errors import (
+    CorruptRecord,
+    SchemaTooNew,
+    StorageError,
+    StoreAuthFailed,
+    StoreClosed,
+    StoreUnavailable,
+    UnstorableText,
+)
+from storage.events import StoreEvent
+from storage.records import (
+    AuditRow,
+    CallKind,
+    ClaimResult,
+    PendingCallRow,
+    RunRow,
+    SuspendedRunRow,
+    actionable,
+    lease_live,
+)
+
+T = TypeVar("T")
+
+SCHEMA_VERSION = 2
+#: the channel the triggers notify on (one per database).
+CHANNEL = "warden_events"
+#: serialises migrations of concurrent first starts (pg_advisory_xact_lock key).
+_MIGRATION_LOCK = 0x5741524445  # "WARDE"
+
+_MIGRATIONS: dict[int, str] = {
+    1: f"""
+    CREATE TABLE runs (
+        run_id TEXT PRIMARY KEY,
+        agent_id TEXT NOT NULL,
+        thread_id TEXT,
+        resource_id TEXT,
+        status TEXT NOT NULL,
+        snapshot TEXT NOT NULL,
+        version INTEGER NOT NULL DEFAULT 1,
+        lease_owner TEXT,
+        lease_until DOUBLE PRECISION,
+        created_at DOUBLE PRECISION NOT NULL,
+        suspended_at DOUBLE PRECISION NOT NULL,
+        updated_at DOUBLE PRECISION NOT NULL,
+        error TEXT
+    );
+    CREATE INDEX runs_by_status ON runs (suspended_at DESC, run_id DESC) WHERE status = 'suspended';
+    CREATE INDEX runs_by_agent ON runs (agent_id, suspended_at DESC, run_id DESC) WHERE status = 'suspended';
+    CREATE INDEX runs_by_thread ON runs (thread_id, agent_id, suspended_at DESC, run_id DESC)
+        WHERE status = 'suspended';
+    CREATE INDEX runs_by_resource ON runs (resource_id, agent_id, suspended_at DESC, run_id DESC)
+        WHERE status = 'suspended';
+    CREATE INDEX runs_leased ON runs (lease_until) WHERE status = 'running';
+    CREATE TABLE run_counts (
+        agent_id TEXT PRIMARY KEY,
+        suspended BIGINT NOT NULL
+    );
+    CREATE FUNCTION warden_runs_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.status = 'suspended'
+           AND (TG_OP = 'DELETE' OR NEW.status <> 'suspended') THEN
+            UPDATE run_counts SET suspended = suspended - 1 WHERE agent_id = OLD.agent_id;
+        END IF;
+        IF TG_OP IN ('UPDATE', 'INSERT') AND NEW.status = 'suspended'
+           AND (TG_OP = 'INSERT' OR OLD.status <> 'suspended') THEN
+            INSERT INTO run_counts (agent_id, suspended) VALUES (NEW.agent_id, 1)
+                ON CONFLICT (agent_id) DO UPDATE SET suspended = run_counts.suspended + 1;
+        END IF;
+        IF TG_OP = 'DELETE' THEN
+            PERFORM pg_notify('{CHANNEL}', json_build_object('type', 'ended', 'run_id', OLD.run_id,
+                'agent_id', OLD.agent_id)::text);
+        ELSIF NEW.status = 'suspended' AND (TG_OP = 'INSERT' OR OLD.status <> 'suspended'
+                                           OR OLD.version <> NEW.version) THEN
+            PERFORM pg_notify('{CHANNEL}', json_build_object('type', 'suspended', 'run_id', NEW.run_id,
+                'agent_id', NEW.agent_id)::text);
+        ELSIF NEW.status = 'failed' AND OLD.status <> 'failed' THEN
+            PERFORM pg_notify('{CHANNEL}', json_build_object('type', 'ended', 'run_id', NEW.run_id,
+                'agent_id', NEW.agent_id)::text);
+        END IF;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER runs_changed AFTER INSERT OR DELETE OR UPDATE OF status, version ON runs
+        FOR EACH ROW EXECUTE FUNCTION warden_runs_changed();
+    CREATE TABLE pending_calls (
+        run_id TEXT NOT NULL,
+        tool_call_id TEXT NOT NULL,
+        tool_name TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        args TEXT NOT NULL,
+        suspend_payload TEXT,
+        resume_schema TEXT,
+        agent_path TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        created_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (run_id, tool_call_id)
+    );
+    CREATE TABLE audit_log (
+        id BIGSERIAL PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        tool_call_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        tool_name TEXT NOT NULL,
+        decision TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        reason TEXT,
+        actor TEXT,
+        decided_at DOUBLE PRECISION NOT NULL
+    );
+    CREATE INDEX audit_by_call ON audit_log (run_id, tool_call_id);
+    CREATE FUNCTION warden_audited() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        PERFORM pg_notify('{CHANNEL}', json_build_object('type', 'decided', 'run_id', NEW.run_id,
+            'tool_call_id', NEW.tool_call_id, 'decision', NEW.decision)::text);
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER audit_notify AFTER INSERT ON audit_log FOR EACH ROW EXECUTE FUNCTION warden_audited();
+    CREATE TABLE threads (
+        thread_id TEXT PRIMARY KEY,
+        resource_id TEXT,
+        created_at DOUBLE PRECISION NOT NULL,
+        updated_at DOUBLE PRECISION NOT NULL
+    );
+    CREATE TABLE messages (
+        id BIGSERIAL PRIMARY KEY,
+        thread_id TEXT NOT NULL,
+        resource_id TEXT,
+        body TEXT NOT NULL,
+        created_at DOUBLE PRECISION NOT NULL
+    );
+    CREATE INDEX messages_by_thread ON messages (thread_id, id);
+    """,
+    # Crash recovery (as SQLite's version 2): the "started" mark, a waiting decider's hold, the
+    # actor, resume data. Calls decided under version 1 may have started: they read as interrupted.
+    2: """
+    ALTER TABLE pending_calls ADD COLUMN started_at DOUBLE PRECISION;
+    ALTER TABLE pending_calls ADD COLUMN decided_until DOUBLE PRECISION NOT NULL DEFAULT 0;
+    ALTER TABLE pending_calls ADD COLUMN decided_by TEXT;
+    ALTER TABLE pending_calls ADD COLUMN resume_data TEXT;
+    UPDATE pending_calls SET started_at = created_at WHERE status <> 'pending';
+    """,
+}
+
+_RUN_COLS = (
+    "run_id, agent_id, thread_id, resource_id, status, snapshot, version, created_at, suspended_at, error, "
+    "lease_owner, lease_until"
+)
+#: the listing never reads snapshot JSON
+_RUN_LIST_COLS = _RUN_COLS.replace("snapshot", "''")
+_CALL_COLS = (
+    "run_id, tool_call_id, tool_name, kind, status, fingerprint, args, suspend_payload, "
+    "resume_schema, agent_path, seq, created_at, started_at, decided_until, decided_by, resume_data"
+)
+_CALL_MARKS = ", ".join(f"${i}" for i in range(1, 17))
+_AUDIT_INSERT = (
+    "INSERT INTO audit_log (run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, reason, "
+    "actor, decided_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _json(value: Any, what: str) -> Any:
+    try:
+        return json.loads(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{what} is not valid JSON ({exc})") from exc
+
+
+def _run(row: Any) -> RunRow:
+    return RunRow(
+        run_id=row[0],
+        agent_id=row[1],
+        thread_id=row[2],
+        resource_id=row[3],
+        status=row[4],
+        snapshot=row[5],
+        version=row[6],
+        created_at=row[7],
+        suspended_at=row[8],
+        error=row[9],
+        lease_owner=row[10],
+        lease_until=row[11],
+    )
+
+
+def _call(row: Any) -> PendingCallRow:
+    """A pending-call row; a row that cannot be decoded is a ``CorruptRecord`` naming it."""
+    try:
+        return PendingCallRow(
+            run_id=row[0],
+            tool_call_id=row[1],
+            tool_name=row[2],
+            kind=row[3],
+            status=row[4],
+            fingerprint=row[5],
+            args=_json(row[6], "args"),
+            suspend_payload=None if row[7] is None else _json(row[7], "suspend_payload"),
+            resume_schema=None if row[8] is None else _json(row[8], "resume_schema"),
+            agent_path=_json(row[9], "agent_path"),
+            seq=row[10],
+            created_at=row[11],
+            started_at=row[12],
+            decided_until=row[13] or 0.0,
+            decided_by=row[14],
+            resume_data=None if row[15] is None else _json(row[15], "resume_data"),
+        )
+    except ValueError as exc:
+        raise CorruptRecord(f"pending tool call {row[1]!r} of run {row[0]!r} is stored corrupt: {exc}") from exc
+
+
+def _call_params(c: PendingCallRow) -> tuple:
+    return (
+        c.run_id,
+        c.tool_call_id,
+        c.tool_name,
+        c.kind,
+        c.status,
+        c.fingerprint,
+        _dumps(c.args),
+        None if c.suspend_payload is None else _dumps(c.suspend_payload),
+        None if c.resume_schema is None else _dumps(c.resume_schema),
+        _dumps(c.agent_path),
+        c.seq,
+        float(c.created_at),
+        None if c.started_at is None else float(c.started_at),
+        float(c.decided_until),
+        c.decided_by,
+        None if c.resume_data is None else _dumps(c.resume_data),
+    )
+
+
+def redact(dsn: str) -> str:
+    """The DSN without its password, for names and messages."""
+    try:
+        parts = urlsplit(dsn)
+    except ValueError:
+        return "postgresql://…"
+    if parts.password is None:
+        return dsn
+    netloc = parts.netloc.rsplit("@", 1)
+    user = (parts.username or "") + ":***"
+    return urlunsplit(parts._replace(netloc=f"{user}@{netloc[-1]}"))
+
+
+class PostgresStore:
+    """Durable store in one PostgreSQL database, shared by any number of processes.
+
+    ``dsn`` is a libpq URL (``postgresql://user:password@host:port/dbname``).
+    ``synchronous_commit="off"`` (default) survives a crash of the process, as
+    ``SqliteStore``'s default; ``"on"`` also survives a crash of the server's machine.
+    The connection pool opens on first use (or ``await store.setup()``) and
+    belongs to the event loop that opened it.
+    """
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        synchronous_commit: Literal["off", "on"] | None = None,
+        min_size: int = 1,
+        max_size: int = 10,
+        connect_timeout: float = 5.0,
+    ) -> None:
+        if synchronous_commit not in (None, "off", "on"):
+            raise ValueError("synchronous_commit must be 'off' or 'on'")
+        self.dsn = dsn
+        # As SqliteStore's synchronous=NORMAL: a commit survives a crash of this process (the
+        # server has it) but not a crash of the database server's machine within ~0.6 s;
+        # "on" (or ?synchronous_commit=on in the URL) waits for the WAL flush, like FULL.
+        in_url = "synchronous_commit=" in (urlsplit(dsn).query if "?" in dsn else "")
+        self.synchronous_commit = synchronous_commit or (None if in_url else "off")
+        self.name = f"PostgresStore({redact(dsn)!r})"
+        self.min_size, self.max_size, self.connect_timeout = min_size, max_size, connect_timeout
+        self._pool: asyncpg.Pool | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._opening: asyncio.Future[asyncpg.Pool] | None = None
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return self.name
+
+    # -- connection -----------------------------------------------------------------
+    async def _connection_pool(self) -> asyncpg.Pool:
+        if self._closed:
+            raise StoreClosed(f"{self.name} is closed")
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:  # a pool serves one event loop: a new loop gets its own
+            old, self._pool, self._opening, self._loop = self._pool, None, None, loop
+            if old is not None:
+                old.terminate()
+        if self._pool is not None:
+            return self._pool
+        if self._opening is None:
+            self._opening = asyncio.ensure_future(self._open())
+        try:
+            pool = await asyncio.shield(self._opening)
+        except BaseException:
+            if self._opening is not None and self._opening.done():
+                self._opening = None  # the next call tries again (the server may be back)
+            raise
+        if self._closed:
+            await pool.close()
+            raise StoreClosed(f"{self.name} is closed")
+        self._pool = pool
+        return pool
+
+    async def _open(self) -> asyncpg.Pool:
+        try:
+            pool = await asyncpg.create_pool(
+                self.dsn,
+                min_size=self.min_size,
+                max_size=self.max_size,
+                timeout=self.connect_timeout,
+                command_timeout=None,
+                server_settings=self._server_settings(),
+            )
+        except BaseException as exc:
+            raise self._typed(exc, opening=True) from None
+        try:
+            async with pool.acquire() as conn:
+                await self._migrate(conn)
+        except BaseException as exc:
+            pool.terminate()
+            if isinstance(exc, StorageError):
+                raise
+            raise self._typed(exc, opening=True) from None
+        return pool
+
+    def _server_settings(self) -> dict[str, str]:
+        settings = {"application_name": "warden"}
+        if self.synchronous_commit is not None:
+            settings["synchronous_commit"] = self.synchronous_commit
+        return settings
+
+    def _typed(self, exc: BaseException, *, opening: bool = False) -> BaseException:
+        """A typed, one-line error for a failure of the server or of the connection."""
+        if isinstance(exc, StorageError | asyncio.CancelledError) or not isinstance(exc, Exception):
+            return exc
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if isinstance(exc, asyncpg.InvalidPasswordError | asyncpg.InvalidAuthorizationSpecificationError):
+            return StoreAuthFailed(f"{self.name}: authentication failed: {text}")
+        if isinstance(exc, asyncpg.InvalidCatalogNameError):
+            return StoreUnavailable(f"{self.name} cannot be opened: {text}")
+        if isinstance(exc, asyncpg.CharacterNotInRepertoireError | asyncpg.UntranslatableCharacterError):
+            return UnstorableText(f"{self.name}: text that PostgreSQL cannot store: {text}")
+        if isinstance(exc, OSError | socket.gaierror | TimeoutError | asyncpg.exceptions.ConnectionFailureError):
+            return StoreUnavailable(f"{self.name}: the server is unreachable: {text}")
+        if isinstance(
+            exc,
+            asyncpg.PostgresConnectionError
+            | asyncpg.ConnectionDoesNotExistError
+            | asyncpg.CannotConnectNowError
+            | asyncpg.TooManyConnectionsError
+            | asyncpg.AdminShutdownError,
+        ):
+            return StoreUnavailable(f"{self.name}: the server is unavailable: {text}")
+        if isinstance(exc, asyncpg.InterfaceError) and "closed" in text.lower() and self._closed:
+            return StoreClosed(f"{self.name} is closed")
+        if opening:
+            return StoreUnavailable(f"{self.name} cannot be opened: {text}")
+        if isinstance(exc, asyncpg.PostgresError | asyncpg.InterfaceError):
+            return StorageError(f"{self.name}: {text}")
+        return exc
+
+    async def _migrate(self, conn: asyncpg.Connection) -> None:
+        if await self._schema_current(conn):
+            return
+        async with conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock($1)", _MIGRATION_LOCK)
+            await conn.execute("CREATE TABLE IF NOT EXISTS warden_schema (version INTEGER NOT NULL)")
+            current = await conn.fetchval("SELECT COALESCE(MAX(version), 0) FROM warden_schema")
+            self._refuse_newer(current)
+            for version in range(current + 1, SCHEMA_VERSION + 1):
+                await conn.execute(_MIGRATIONS[version])
+                await conn.execute("INSERT INTO warden_schema (version) VALUES ($1)", version)
+
+    async def _schema_current(self, conn: asyncpg.Connection) -> bool:
+        if await conn.fetchval("SELECT to_regclass('warden_schema')") is None:
+            return False
+        current = await conn.fetchval("SELECT COALESCE(MAX(version), 0) FROM warden_schema")
+        self._refuse_newer(current)
+        return bool(current == SCHEMA_VERSION)
+
+    def _refuse_newer(self, current: int) -> None:
+        if current > SCHEMA_VERSION:
+            raise SchemaTooNew(
+                f"{self.name} has schema version {current}, newer than this Warden "
+                f"(knows {SCHEMA_VERSION}); upgrade Warden to use it"
+            )
+
+    async def _call(
+        self, fn: Callable[[asyncpg.Connection], Awaitable[T]], *, tx: bool = True, isolation: str | None = None
+    ) -> T:
+        pool = await self._connection_pool()
+        try:
+            async with pool.acquire() as conn:
+                if not tx:
+                    return await fn(conn)
+                async with conn.transaction(isolation=isolation, readonly=isolation is not None):
+                    return await fn(conn)
+        except (StorageError, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            cause = exc if isinstance(exc, UnicodeEncodeError) else exc.__cause__
+            if isinstance(cause, UnicodeEncodeError):  # raised before the server saw anything: no change made
+                bad = cause.object[cause.start : cause.end] if isinstance(cause.object, str) else ""
+                shown = "".join(f"\\u{ord(ch):04x}" for ch in bad)
+                raise UnstorableText(
+                    f"{self.name}: text with a lone surrogate ({shown}) cannot be stored or looked up"
+                ) from None
+            typed = self._typed(exc)
+            if typed is exc:
+                raise
+            raise typed from exc
+
+    async def setup(self) -> None:
+        """Connect and apply migrations now rather than on first use."""
+        await self._connection_pool()
+
+    async def aclose(self) -> None:
+        self._closed = True
+        opening, self._opening = self._opening, None
+        pool, self._pool = self._pool, None
+        if pool is None and opening is not None:
+            try:
+                pool = await opening
+            except BaseException:
+                pool = None
+        if pool is not None:
+            try:
+                if self._loop is asyncio.get_running_loop():
+                    await asyncio.wait_for(pool.close(), 5)
+                else:
+                    pool.terminate()
+            except Exception:
+                pool.terminate()
+
+    # -- runs -------------------------------------------------------------------------
+    async def save_suspended(
+        self, run: RunRow, pending: list[PendingCallRow], *, owner: str | None = None, applied: list[str] | None = None
+    ) -> None:
+        now = time.time()
+        params = [_call_params(c) for c in pending]
+
+        async def body(db: asyncpg.Connection) -> None:
+            if owner is None:
+                try:
+                    await db.execute(
+                        "INSERT INTO runs (run_id, agent_id, thread_id, resource_id, status, snapshot, version, "
+                        "created_at, suspended_at, updated_at) VALUES ($1, $2, $3, $4, 'suspended', $5, 1, $6, $7, $8)",
+                        run.run_id,
+                        run.agent_id,
+                        run.thread_id,
+                        run.resource_id,
+                        run.snapshot,
+                        float(run.created_at or now),
+                        float(run.suspended_at or now),
+                        now,
+                    )
+                except asyncpg.UniqueViolationError:
+                    raise StorageError(f"{self.name}: run {run.run_id!r} already stored") from None
+            else:
+                done = await db.execute(
+                    "UPDATE runs SET status = 'suspended', snapshot = $1, version = version + 1, "
+                    "lease_owner = NULL, lease_until = NULL, suspended_at = $2, updated_at = $3 "
+                    "WHERE run_id = $4 AND lease_owner = $5 AND lease_until >= $3",
+                    run.snapshot,
+                    float(run.suspended_at or now),
+                    now,
+                    run.run_id,
+                    owner,
+                )
+                if done != "UPDATE 1":
+                    raise StorageError(f"{self.name}: lost the lease on run {run.run_id!r}; not saved")
+                if applied:
+                    await db.execute(
+                        "DELETE FROM pending_calls WHERE run_id = $1 AND tool_call_id = ANY($2::text[])",
+                        run.run_id,
+                        list(applied),
+                    )
+            if params:
+                await db.executemany(
+                    f"INSERT INTO pending_calls ({_CALL_COLS}) VALUES ({_CALL_MARKS}) "
+                    "ON CONFLICT (run_id, tool_call_id) DO NOTHING",
+                    params,
+                )
+
+        await self._call(body)
+
+    async def claim(
+        self,
+        run_id: str,
+        tool_call_id: str | None,
+        *,
+        kinds: tuple[CallKind, ...],
+        decide: DecideFn,
+        owner: str,
+        lease_seconds: float,
+    ) -> ClaimResult:
+        async def audited(db: asyncpg.Connection) -> bool:
+            if tool_call_id is None:
+                return False
+            found = await db.fetchval(
+                "SELECT 1 FROM audit_log WHERE run_id = $1 AND tool_call_id = $2 LIMIT 1", run_id, tool_call_id
+            )
+            return found is not None
+
+        async def body(db: asyncpg.Connection) -> ClaimResult:
+            # The run's row lock orders concurrent decisions on one run; the compare-and-set
+            # on the call's stored state (status, started mark) is the decision itself.
+            now = time.time()
+            row = await db.fetchrow(f"SELECT {_RUN_COLS} FROM runs WHERE run_id = $1 FOR UPDATE", run_id)
+            if row is None:
+                return ClaimResult("no_run", audited=await audited(db))
+            run = _run(row)
+            if tool_call_id is not None:
+                crow = await db.fetchrow(
+                    f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id = $1 AND tool_call_id = $2",
+                    run_id,
+                    tool_call_id,
+                )
+                if crow is None:
+                    return ClaimResult("no_call", audited=await audited(db))
+                stored = _call(crow)
+                current = actionable(stored, run, now)
+                if current is None:
+                    return ClaimResult("not_pending", call=stored, audited=True)
+            else:
+                rows = await db.fetch(f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id = $1", run_id)
+                by_id = {r[1]: _call(r) for r in rows}
+                open_calls = [c for c in (actionable(c, run, now) for c in by_id.values()) if c is not None]
+                candidates = [c for c in open_calls if c.kind in kinds]
+                if not candidates:
+                    return ClaimResult("no_call_of_kind" if open_calls else "no_call", other_kinds=bool(open_calls))
+                current = max(candidates, key=lambda c: (c.created_at, c.seq))
+                stored = by_id[current.tool_call_id]
+            decision = decide(current, run)
+            takes_lease = not lease_live(run, now)
+            done = await db.execute(
+                "UPDATE pending_calls SET status = $1, started_at = NULL, decided_until = $2, decided_by = $3, "
+                "resume_data = $4 WHERE run_id = $5 AND tool_call_id = $6 AND status = $7 "
+                "AND started_at IS NOT DISTINCT FROM $8",
+                decision.status,
+                0.0 if takes_lease else now + lease_seconds,
+                decision.actor,
+                None if decision.resume_data is None else _dumps(decision.resume_data),
+                run_id,
+                stored.tool_call_id,
+                stored.status,
+                stored.started_at,
+            )
+            if done != "UPDATE 1":  # pragma: no cover - guarded by the run's row lock
+                return ClaimResult("not_pending", call=stored, audited=True)
+            entries: list[tuple[str, str | None, str | None]] = []
+            if stored.status != "pending" and current.kind != "interrupted":
+                entries.append(("returned-to-pending", "lease expired before the tool started", None))
+            label = "re-executed" if current.kind == "interrupted" and decision.status != "declined" else None
+            entries.append((label or decision.status, decision.reason, decision.actor))
+            await db.executemany(
+                _AUDIT_INSERT,
+                [
+                    (run_id, stored.tool_call_id, run.agent_id, stored.tool_name, d, stored.fingerprint, r, a, now)
+                    for d, r, a in entries
+                ],
+            )
+            if takes_lease:
+                await db.execute(
+                    "UPDATE runs SET lease_owner = $1, lease_until = $2, status = 'running', updated_at = $3 "
+                    "WHERE run_id = $4",
+                    owner,
+                    now + lease_seconds,
+                    now,
+                    run_id,
+                )
+                run.status, run.lease_owner, run.lease_until = "running", owner, now + lease_seconds
+                return ClaimResult("ok", call=current, run=run)
+            return ClaimResult("ok", call=current, run=None)
+
+        return await self._call(body)
+
+    async def acquire_lease(
+        self, run_id: str, owner: str, lease_seconds: float, *, waiting_call: str | None = None
+    ) -> RunRow | None:
+        async def body(db: asyncpg.Connection) -> RunRow | None:
+            now = time.time()
+            row = await db.fetchrow(
+                "UPDATE runs SET lease_owner = $1, lease_until = $2, status = 'running', updated_at = $3 "
+                "WHERE run_id = $4 AND status <> 'failed' AND (lease_owner IS NULL OR lease_until < $3) "
+                f"RETURNING {_RUN_COLS}",
+                owner,
+                now + lease_seconds,
+                now,
+                run_id,
+            )
+            if row is None:
+                if waiting_call is not None:
+                    await db.execute(
+                        "UPDATE pending_calls SET decided_until = $1 WHERE run_id = $2 AND tool_call_id = $3 "
+                        "AND status <> 'pending' AND started_at IS NULL",
+                        now + lease_seconds,
+                        run_id,
+                        waiting_call,
+                    )
+                return None
+            return _run(row)
+
+        return await self._call(body)
+
+    async def renew_lease(self, run_id: str, owner: str, lease_seconds: float) -> bool:
+        async def body(db: asyncpg.Connection) -> bool:
+            done = await db.execute(
+                "UPDATE runs SET lease_until = $1 WHERE run_id = $2 AND lease_owner = $3",
+                time.time() + lease_seconds,
+                run_id,
+                owner,
+            )
+            return bool(done == "UPDATE 1")
+
+        return await self._call(body, tx=False)
+
+    async def mark_started(self, run_id: str, tool_call_id: str, owner: str) -> bool:
+        async def body(db: asyncpg.Connection) -> bool:
+            now = time.time()
+            done = await db.execute(
+                "UPDATE pending_calls SET started_at = $1 WHERE run_id = $2 AND tool_call_id = $3 "
+                "AND status <> 'pending' AND EXISTS (SELECT 1 FROM runs WHERE run_id = $2 AND lease_owner = $4 "
+                "AND lease_until >= $1)",
+                now,
+                run_id,
+                tool_call_id,
+                owner,
+            )
+            return bool(done == "UPDATE 1")
+
+        return await self._call(body, tx=False)
+
+    async def checkpoint(self, run_id: str, owner: str, snapshot: str, applied: list[str]) -> bool:
+        async def body(db: asyncpg.Connection) -> bool:
+            now = time.time()
+            done = await db.execute(
+                "UPDATE runs SET snapshot = $1, version = version + 1, updated_at = $2 "
+                "WHERE run_id = $3 AND lease_owner = $4 AND lease_until >= $2",
+                snapshot,
+                now,
+                run_id,
+                owner,
+            )
+            if done != "UPDATE 1":
+                return False
+            if applied:
+                await db.execute(
+                    "DELETE FROM pending_calls WHERE run_id = $1 AND tool_call_id = ANY($2::text[])",
+                    run_id,
+                    list(applied),
+                )
+            return True
+
+        return await self._call(body)
+
+    async def release(self, run_id: str, owner: str, *, reset_call: str | None = None) -> None:
+        async def body(db: asyncpg.Connection) -> None:
+            now = time.time()
+            if reset_call is not None:
+                done = await db.execute(
+                    "UPDATE pending_calls SET status = 'pending', decided_until = 0, resume_data = NULL "
+                    "WHERE run_id = $1 AND tool_call_id = $2 AND status <> 'pending' AND started_at IS NULL",
+                    run_id,
+                    reset_call,
+                )
+                if done != "UPDATE 0":
+                    await db.execute(
+                        "INSERT INTO audit_log (run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, "
+                        "reason, actor, decided_at) SELECT c.run_id, c.tool_call_id, r.agent_id, c.tool_name, "
+                        "'withdrawn', c.fingerprint, 'decision interrupted before it was applied', NULL, $1 "
+                        "FROM pending_calls c JOIN runs r USING (run_id) WHERE c.run_id = $2 AND c.tool_call_id = $3",
+                        now,
+                        run_id,
+                        reset_call,
+                    )
+            # A run without calls left (its step's results are stored) stays "running", free to continue.
+            await db.execute(
+                "UPDATE runs SET status = CASE WHEN EXISTS (SELECT 1 FROM pending_calls WHERE run_id = $1) "
+                "THEN 'suspended' ELSE 'running' END, lease_owner = NULL, lease_until = 0, updated_at = $2 "
+                "WHERE run_id = $1 AND lease_owner = $3",
+                run_id,
+                now,
+                owner,
+            )
+
+        await self._call(body)
+
+    async def list_expired(self, *, limit: int = 100) -> list[RunRow]:
+        async def body(db: asyncpg.Connection) -> list[RunRow]:
+            rows = await db.fetch(
+                f"SELECT {_RUN_COLS} FROM runs WHERE status = 'running' AND lease_until < $1 LIMIT $2",
+                time.time(),
+                limit,
+            )
+            return [_run(r) for r in rows]
+
+        return await self._call(body, tx=False)
+
+    async def settle(self, run_id: str) -> int:
+        async def body(db: asyncpg.Connection) -> int:
+            now = time.time()
+            row = await db.fetchrow(
+                "SELECT agent_id FROM runs WHERE run_id = $1 AND status <> 'failed' "
+                "AND (lease_owner IS NULL OR lease_until < $2) FOR UPDATE",
+                run_id,
+                now,
+            )
+            if row is None:
+                return 0
+            returned = await db.fetch(
+                "UPDATE pending_calls SET status = 'pending', decided_until = 0, resume_data = NULL "
+                "WHERE run_id = $1 AND status <> 'pending' AND started_at IS NULL AND decided_until < $2 "
+                "RETURNING tool_call_id, tool_name, fingerprint",
+                run_id,
+                now,
+            )
+            if returned:
+                await db.executemany(
+                    _AUDIT_INSERT,
+                    [
+                        (
+                            run_id,
+                            r[0],
+                            row[0],
+                            r[1],
+                            "returned-to-pending",
+                            r[2],
+                            "lease expired before the tool started",
+                            None,
+                            now,
+                        )
+                        for r in returned
+                    ],
+                )
+            await db.execute(
+                "UPDATE runs SET status = CASE WHEN EXISTS (SELECT 1 FROM pending_calls WHERE run_id = $1) "
+                "THEN 'suspended' ELSE 'running' END, lease_owner = NULL, lease_until = 0, updated_at = $2 "
+                "WHERE run_id = $1",
+                run_id,
+                now,
+            )
+            return len(returned)
+
+        return await self._call(body)
+
+    async def finish_run(self, run_id: str, owner: str | None) -> bool:
+        async def body(db: asyncpg.Connection) -> bool:
+            if owner is not None:
+                held = await db.fetchval(
+                    "SELECT 1 FROM runs WHERE run_id = $1 AND lease_owner = $2 AND lease_until >= $3 FOR UPDATE",
+                    run_id,
+                    owner,
+                    time.time(),
+                )
+                if held is None:
+                    return await db.fetchval("SELECT 1 FROM runs WHERE run_id = $1", run_id) is None
+            await db.execute("DELETE FROM pending_calls WHERE run_id = $1", run_id)
+            await db.execute("DELETE FROM runs WHERE run_id = $1", run_id)
+            return True
+
+        return await self._call(body)
+
+    async def fail_run(self, run_id: str, owner: str | None, snapshot: str, error: str) -> bool:
+        async def body(db: asyncpg.Connection) -> bool:
+            now = time.time()
+            done = await db.execute(
+                "UPDATE runs SET status = 'failed', snapshot = $1, error = $2, lease_owner = NULL, "
+                "lease_until = NULL, version = version + 1, updated_at = $3 WHERE run_id = $4 "
+                "AND ($5::text IS NULL OR (lease_owner = $5 AND lease_until >= $3))",
+                snapshot,
+                error,
+                now,
+                run_id,
+                owner,
+            )
+            if done == "UPDATE 1":
+                return True
+            return await db.fetchval("SELECT 1 FROM runs WHERE run_id = $1", run_id) is None
+
+        return await self._call(body)
+
+    async def get_run(self, run_id: str) -> RunRow | None:
+        async def body(db: asyncpg.Connection) -> RunRow | None:
+            row = await db.fetchrow(f"SELECT {_RUN_COLS} FROM runs WHERE run_id = $1", run_id)
+            return None if row is None else _run(row)
+
+        return await self._call(body, tx=False)
+
+    async def get_calls(self, run_id: str) -> list[PendingCallRow]:
+        async def body(db: asyncpg.Connection) -> list[PendingCallRow]:
+            rows = await db.fetch(
+                f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id = $1 ORDER BY created_at, seq", run_id
+            )
+            return [_call(r) for r in rows]
+
+        return await self._call(body, tx=False)
+
+    async def get_suspended(self, run_id: str) -> SuspendedRunRow | None:
+        async def body(db: asyncpg.Connection) -> SuspendedRunRow | None:
+            row = await db.fetchrow(f"SELECT {_RUN_COLS} FROM runs WHERE run_id = $1", run_id)
+            if row is None:
+                return None
+            broken: dict[str, str] = {}
+            listed = await self._with_calls(db, [_run(row)], time.time(), broken)
+            if broken:
+                raise CorruptRecord(broken[run_id])
+            return listed[0] if listed else None
+
+        return await self._call(body, tx=False)
+
+    @staticmethod
+    async def _with_calls(
+        db: asyncpg.Connection, runs: list[RunRow], now: float, broken: dict[str, str]
+    ) -> list[SuspendedRunRow]:
+        """The runs that have an actionable call now, with those calls (never a run with none)."""
+        runs = [r for r in runs if r.status != "failed" and not lease_live(r, now)]
+        calls: dict[str, list[PendingCallRow]] = {r.run_id: [] for r in runs}
+        if runs:
+            for crow in await db.fetch(
+                f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id = ANY($1::text[]) ORDER BY created_at, seq",
+                list(calls),
+            ):
+                try:
+                    calls[crow[0]].append(_call(crow))
+                except CorruptRecord as exc:  # listed as unreadable; the other runs are unaffected
+                    broken.setdefault(crow[0], exc.message)
+        out = []
+        for r in runs:
+            open_calls = [c for c in (actionable(c, r, now) for c in calls[r.run_id]) if c is not None]
+            if open_calls or r.run_id in broken:
+                out.append(SuspendedRunRow(run=r, calls=open_calls, error=broken.get(r.run_id)))
+        return out
+
+    async def list_suspended(
+        self,
+        *,
+        agent_id: str | None = None,
+        thread_id: str | None = None,
+        resource_id: str | None = None,
+        page: int = 0,
+        per_page: int = 50,
+    ) -> tuple[list[SuspendedRunRow], int]:
+        # Read only: a run whose lease expired (a process died or stalled while applying a
+        # decision) is listed from what its rows say now; nothing is written. One REPEATABLE READ
+        # snapshot, so the total and the page agree.
+        async def body(db: asyncpg.Connection) -> tuple[list[SuspendedRunRow], int]:
+            now = time.time()
+            cols: list[str] = []
+            params: list[Any] = []
+            for col, val in (("agent_id", agent_id), ("thread_id", thread_id), ("resource_id", resource_id)):
+                if val is not None:
+                    cols.append(col)
+                    params.append(val)
+
+            def extra(first: int) -> str:  # the filters, numbered from $first
+                return "".join(f" AND {col} = ${first + i}" for i, col in enumerate(cols))
+
+            broken: dict[str, str] = {}
+            # Runs left "running" under an expired lease: usually none (the index on lease_until finds them).
+            expired = await self._with_calls(
+                db,
+                [
+                    _run(r)
+                    for r in await db.fetch(
+                        f"SELECT {_RUN_LIST_COLS} FROM runs WHERE status = 'running' AND lease_until < $1{extra(2)}",
+                        now,
+                        *params,
+                    )
+                ],
+                now,
+                broken,
+            )
+            if thread_id is None and resource_id is None:
+                # Counts of whole agents are kept by triggers: the total stays O(agents), not O(runs).
+                if agent_id is None:
+                    total = await db.fetchval("SELECT COALESCE(SUM(suspended), 0) FROM run_counts")
+                else:
+                    total = await db.fetchval("SELECT suspended FROM run_counts WHERE agent_id = $1", agent_id) or 0
+            else:
+                total = await db.fetchval(f"SELECT COUNT(*) FROM runs WHERE status = 'suspended'{extra(1)}", *params)
+            total = int(total) + len(expired)
+            # The listing never reads snapshot JSON: everything shown is in indexed columns.
+            start, stop = page * per_page, (page + 1) * per_page
+            fetch_from = max(0, start - len(expired))
+            n = len(params)
+            rows = await db.fetch(
+                f"SELECT {_RUN_LIST_COLS} FROM runs WHERE status = 'suspended'{extra(1)} "
+                f"ORDER BY suspended_at DESC, run_id DESC LIMIT ${n + 1} OFFSET ${n + 2}",
+                *params,
+                stop - fetch_from,
+                fetch_from,
+            )
+            suspended = await self._with_calls(db, [_run(r) for r in rows], now, broken)
+            merged = sorted([*expired, *suspended], key=lambda x: (x.run.suspended_at, x.run.run_id), reverse=True)
+            skip = start - fetch_from
+            return merged[skip : skip + per_page], total
+
+        return await self._call(body, isolation="repeatable_read")
+
+    async def audit_log(self, run_id: str | None = None, tool_call_id: str | None = None) -> list[AuditRow]:
+        async def body(db: asyncpg.Connection) -> list[AuditRow]:
+            where, params = [], []
+            for col, val in (("run_id", run_id), ("tool_call_id", tool_call_id)):
+                if val is not None:
+                    params.append(val)
+                    where.append(f"{col} = ${len(params)}")
+            clause = ("WHERE " + " AND ".join(where)) if where else ""
+            rows = await db.fetch(
+                "SELECT run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, reason, "
+                f"decided_at, actor FROM audit_log {clause} ORDER BY id",
+                *params,
+            )
+            return [AuditRow(*r) for r in rows]
+
+        return await self._call(body, tx=False)
+
+    # -- memory -----------------------------------------------------------------------
+    async def load_messages(self, thread_id: str, *, limit: int | None = None) -> list[dict[str, Any]]:
+        async def body(db: asyncpg.Connection) -> list[dict[str, Any]]:
+            if limit is None:
+                rows = await db.fetch("SELECT body FROM messages WHERE thread_id = $1 ORDER BY id", thread_id)
+            else:
+                rows = await db.fetch(
+                    "SELECT body FROM (SELECT id, body FROM messages WHERE thread_id = $1 "
+                    "ORDER BY id DESC LIMIT $2) m ORDER BY id",
+                    thread_id,
+                    limit,
+                )
+            return [json.loads(r[0]) for r in rows]
+
+        return await self._call(body, tx=False)
+
+    async def append_messages(self, thread_id: str, resource_id: str | None, messages: list[dict[str, Any]]) -> None:
+        if not messages:
+            return
+        now = time.time()
+        bodies = [(thread_id, resource_id, _dumps(m), now) for m in messages]
+
+        async def body(db: asyncpg.Connection) -> None:
+            await db.execute(
+                "INSERT INTO threads (thread_id, resource_id, created_at, updated_at) VALUES ($1, $2, $3, $3) "
+                "ON CONFLICT (thread_id) DO UPDATE SET updated_at = excluded.updated_at",
+                thread_id,
+                resource_id,
+                now,
+            )
+            await db.executemany(
+                "INSERT INTO messages (thread_id, resource_id, body, created_at) VALUES ($1, $2, $3, $4)", bodies
+            )
+
+        await self._call(body)
+
+    # -- live updates -----------------------------------------------------------------
+    async def subscribe(self) -> AsyncIterator[StoreEvent]:
+        """Events as other processes commit them (LISTEN/NOTIFY), until the consumer stops iterating.
+
+        Uses a connection of its own (not one of the pool's), so a slow
+        consumer never holds up the store.
+        """
+        await self._connection_pool()  # typed errors, migrations (the triggers)
+        try:
+            conn = await asyncpg.connect(self.dsn, timeout=self.connect_timeout)
+        except Exception as exc:
+            raise self._typed(exc, opening=True) from None
+        queue: asyncio.Queue[StoreEvent | None] = asyncio.Queue()
+
+        def on_notify(_conn: Any, _pid: int, _channel: str, payload: str) -> None:
+            try:
+                data = json.loads(payload)
+                queue.put_nowait(StoreEvent.from_dict(data))
+            except (ValueError, TypeError, KeyError):
+                pass
+
+        def on_lost(_conn: Any) -> None:
+            queue.put_nowait(None)
+
+        try:
+            await conn.add_listener(CHANNEL, on_notify)
+            conn.add_termination_listener(on_lost)
+            yield StoreEvent("subscribed")
+            while True:
+                event = await queue.get()
+                if event is None:
+                    raise StoreUnavailable(f"{self.name}: the connection of the subscription was lost")
+                yield event
+        finally:
+            if not conn.is_closed():
+                try:
+                    await asyncio.wait_for(conn.close(), 2)
+                except BaseException:
+                    conn.terminate()

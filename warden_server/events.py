@@ -1,0 +1,70 @@
+"""``GET /api/events``: live updates of the pending set as server-sent events.
+
+Every event of the runtime's store subscription (``storage.subscribe``:
+LISTEN/NOTIFY on PostgreSQL, polling on SQLite and in memory) becomes one SSE
+event ``event: <type>`` + ``data: <JSON>``: ``subscribed`` first (list now),
+then ``suspended``, ``decided``, ``ended``, ``changed`` with ``run_id`` (and
+``tool_call_id`` / ``decision`` when known). A decision taken through any
+server instance on one PostgreSQL database reaches the consoles of every
+instance. A comment line every ``PING_SECONDS`` of silence keeps proxies from
+closing the stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from agent_core import wire
+from storage.events import StoreEvent, subscribe
+from warden_server.sse import PING_SECONDS, dumps
+
+log = logging.getLogger("warden.server")
+
+EVENTS = f"{wire.API}/events"
+
+
+def frame(event: StoreEvent) -> bytes:
+    return f"event: {event.type}\ndata: {dumps(event.to_dict())}\n\n".encode("ascii")
+
+
+async def _frames(store: object) -> AsyncIterator[bytes]:
+    events = subscribe(store)
+    pending: asyncio.Task[StoreEvent] | None = None
+    try:
+        while True:
+            if pending is None:
+                pending = asyncio.ensure_future(anext(events))
+            done, _ = await asyncio.wait({pending}, timeout=PING_SECONDS)
+            if not done:
+                yield b": ping\n\n"
+                continue
+            try:
+                event = pending.result()
+            except StopAsyncIteration:
+                return
+            except Exception as exc:  # the store went away: say so in-band, then end the stream
+                log.warning("event subscription ended: %s", exc)
+                code = getattr(exc, "code", "INTERNAL_ERROR")
+                yield f"event: error\ndata: {dumps({'code': code, 'message': str(exc)})}\n\n".encode("ascii")
+                return
+            pending = None
+            yield frame(event)
+    finally:
+        if pending is not None:
+            pending.cancel()
+            with contextlib.suppress(BaseException):
+                await pending
+        with contextlib.suppress(Exception):
+            await events.aclose()  # type: ignore[attr-defined]
+
+
+async def stream_events(request: Request) -> Response:
+    store = request.app.state.runtime.store
+    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    return StreamingResponse(_frames(store), media_type=wire.SSE_MEDIA_TYPE, headers=headers)
