@@ -138,7 +138,24 @@ class Store(Protocol):
         """Runs with at least one actionable call (never writes; lease expiry is read, not applied)."""
         ...
 
-    async def audit_log(self, run_id: str | None = None, tool_call_id: str | None = None) -> list[AuditRow]: ...
+    async def audit_log(
+        self,
+        run_id: str | None = None,
+        tool_call_id: str | None = None,
+        *,
+        agent_id: str | None = None,
+        actor: str | None = None,
+        since: float | None = None,
+        decision: str | None = None,
+        after: int = 0,
+        limit: int | None = None,
+    ) -> list[AuditRow]:
+        """Audit entries in chain order (``seq``), filtered; ``after`` (a ``seq``) and ``limit`` page."""
+        ...
+
+    async def append_audit(self, rows: list[AuditRow]) -> list[AuditRow]:
+        """Append entries (``seq`` and hashes are assigned here, under the store's write lock); as sealed."""
+        ...
 
     async def load_messages(self, thread_id: str, *, limit: int | None = None) -> list[dict[str, Any]]: ...
 

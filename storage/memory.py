@@ -12,6 +12,7 @@ import copy
 import time
 from typing import Any
 
+from storage.audit import AuditFilter, seal
 from storage.base import DecideFn
 from storage.errors import StorageError, StoreClosed
 from storage.records import (
@@ -56,19 +57,27 @@ class InMemoryStore:
     def _audit_row(
         self, run: RunRow, call: PendingCallRow, decision: str, reason: str | None, actor: str | None = None
     ) -> None:
-        self._audit.append(
-            AuditRow(
-                run_id=run.run_id,
-                tool_call_id=call.tool_call_id,
-                agent_id=run.agent_id,
-                tool_name=call.tool_name,
-                decision=decision,
-                fingerprint=call.fingerprint,
-                reason=reason,
-                decided_at=time.time(),
-                actor=actor,
-            )
+        self._append(
+            [
+                AuditRow(
+                    run_id=run.run_id,
+                    tool_call_id=call.tool_call_id,
+                    agent_id=run.agent_id,
+                    tool_name=call.tool_name,
+                    decision=decision,
+                    fingerprint=call.fingerprint,
+                    reason=reason,
+                    decided_at=time.time(),
+                    actor=actor,
+                )
+            ]
         )
+
+    def _append(self, rows: list[AuditRow]) -> list[AuditRow]:
+        last = self._audit[-1] if self._audit else None
+        sealed = seal(rows, last.seq if last else 0, last.hash if last else None)
+        self._audit.extend(sealed)
+        return [copy.copy(r) for r in sealed]
 
     async def setup(self) -> None:
         self._check()
@@ -306,13 +315,26 @@ class InMemoryStore:
         listed.sort(key=lambda row: (row.run.suspended_at, row.run.run_id), reverse=True)
         return listed[page * per_page : (page + 1) * per_page], len(listed)
 
-    async def audit_log(self, run_id: str | None = None, tool_call_id: str | None = None) -> list[AuditRow]:
+    async def audit_log(
+        self,
+        run_id: str | None = None,
+        tool_call_id: str | None = None,
+        *,
+        agent_id: str | None = None,
+        actor: str | None = None,
+        since: float | None = None,
+        decision: str | None = None,
+        after: int = 0,
+        limit: int | None = None,
+    ) -> list[AuditRow]:
         self._check()
-        return [
-            copy.copy(a)
-            for a in self._audit
-            if (run_id is None or a.run_id == run_id) and (tool_call_id is None or a.tool_call_id == tool_call_id)
-        ]
+        f = AuditFilter(run_id, tool_call_id, agent_id, actor, since, decision, after, limit)
+        out = [copy.copy(a) for a in self._audit if f.matches(a)]
+        return out if limit is None else out[:limit]
+
+    async def append_audit(self, rows: list[AuditRow]) -> list[AuditRow]:
+        self._check()
+        return self._append(rows)
 
     async def load_messages(self, thread_id: str, *, limit: int | None = None) -> list[dict[str, Any]]:
         self._check()

@@ -18,11 +18,15 @@ import json
 import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import fields
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 
+from storage.audit import COLUMNS as AUDIT_COLUMNS
+from storage.audit import AuditFilter, seal, to_db
+from storage.audit import from_db as audit_from_db
 from storage.base import DecideFn
 from storage.errors import (
     CorruptRecord,
@@ -47,11 +51,13 @@ from storage.records import (
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: the channel the triggers notify on (one per database).
 CHANNEL = "warden_events"
 #: serialises migrations of concurrent first starts (pg_advisory_xact_lock key).
 _MIGRATION_LOCK = 0x5741524445  # "WARDE"
+#: serialises appends to the audit log's hash chain (pg_advisory_xact_lock key).
+_AUDIT_LOCK = 0x5741554454  # "WAUDT"
 
 _MIGRATIONS: dict[int, str] = {
     1: f"""
@@ -166,6 +172,18 @@ _MIGRATIONS: dict[int, str] = {
     ALTER TABLE pending_calls ADD COLUMN resume_data TEXT;
     UPDATE pending_calls SET started_at = created_at WHERE status <> 'pending';
     """,
+    # The audit trail (as SQLite's version 3): edited arguments, grant id, the hash chain.
+    3: """
+    ALTER TABLE audit_log ADD COLUMN args TEXT;
+    ALTER TABLE audit_log ADD COLUMN grant_id TEXT;
+    ALTER TABLE audit_log ADD COLUMN seq BIGINT;
+    ALTER TABLE audit_log ADD COLUMN prev_hash TEXT;
+    ALTER TABLE audit_log ADD COLUMN hash TEXT;
+    UPDATE audit_log SET seq = s.n FROM (SELECT id, row_number() OVER (ORDER BY id) AS n FROM audit_log) s
+        WHERE audit_log.id = s.id;
+    CREATE UNIQUE INDEX audit_by_seq ON audit_log (seq);
+    CREATE INDEX audit_by_agent ON audit_log (agent_id, seq);
+    """,
 }
 
 _RUN_COLS = (
@@ -180,9 +198,17 @@ _CALL_COLS = (
 )
 _CALL_MARKS = ", ".join(f"${i}" for i in range(1, 17))
 _AUDIT_INSERT = (
-    "INSERT INTO audit_log (run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, reason, "
-    "actor, decided_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+    f"INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES ({', '.join(f'${i + 1}' for i in range(len(fields(AuditRow))))})"
 )
+
+
+async def _append_audit(db: asyncpg.Connection, rows: list[AuditRow]) -> list[AuditRow]:
+    """Append to the hash chain inside the caller's transaction, holding the chain's lock until it ends."""
+    await db.execute("SELECT pg_advisory_xact_lock($1)", _AUDIT_LOCK)
+    last = await db.fetchrow("SELECT seq, hash FROM audit_log ORDER BY seq DESC NULLS LAST LIMIT 1")
+    sealed = seal(rows, last[0] if last else 0, last[1] if last else None)
+    await db.executemany(_AUDIT_INSERT, [to_db(r) for r in sealed])
+    return sealed
 
 
 def _dumps(value: Any) -> str:
@@ -586,10 +612,12 @@ class PostgresStore:
                 entries.append(("returned-to-pending", "lease expired before the tool started", None))
             label = "re-executed" if current.kind == "interrupted" and decision.status != "declined" else None
             entries.append((label or decision.status, decision.reason, decision.actor))
-            await db.executemany(
-                _AUDIT_INSERT,
+            await _append_audit(
+                db,
                 [
-                    (run_id, stored.tool_call_id, run.agent_id, stored.tool_name, d, stored.fingerprint, r, a, now)
+                    AuditRow(
+                        run_id, stored.tool_call_id, run.agent_id, stored.tool_name, d, stored.fingerprint, r, now, a
+                    )
                     for d, r, a in entries
                 ],
             )
@@ -698,15 +726,18 @@ class PostgresStore:
                     reset_call,
                 )
                 if done != "UPDATE 0":
-                    await db.execute(
-                        "INSERT INTO audit_log (run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, "
-                        "reason, actor, decided_at) SELECT c.run_id, c.tool_call_id, r.agent_id, c.tool_name, "
-                        "'withdrawn', c.fingerprint, 'decision interrupted before it was applied', NULL, $1 "
-                        "FROM pending_calls c JOIN runs r USING (run_id) WHERE c.run_id = $2 AND c.tool_call_id = $3",
-                        now,
+                    found = await db.fetchrow(
+                        "SELECT r.agent_id, c.tool_name, c.fingerprint FROM pending_calls c JOIN runs r "
+                        "USING (run_id) WHERE c.run_id = $1 AND c.tool_call_id = $2",
                         run_id,
                         reset_call,
                     )
+                    if found is not None:
+                        agent_id, tool, fp = found
+                        reason = "decision interrupted before it was applied"
+                        await _append_audit(
+                            db, [AuditRow(run_id, reset_call, agent_id, tool, "withdrawn", fp, reason, now)]
+                        )
             # A run without calls left (its step's results are stored) stays "running", free to continue.
             await db.execute(
                 "UPDATE runs SET status = CASE WHEN EXISTS (SELECT 1 FROM pending_calls WHERE run_id = $1) "
@@ -749,22 +780,10 @@ class PostgresStore:
                 now,
             )
             if returned:
-                await db.executemany(
-                    _AUDIT_INSERT,
-                    [
-                        (
-                            run_id,
-                            r[0],
-                            row[0],
-                            r[1],
-                            "returned-to-pending",
-                            r[2],
-                            "lease expired before the tool started",
-                            None,
-                            now,
-                        )
-                        for r in returned
-                    ],
+                reason = "lease expired before the tool started"
+                await _append_audit(
+                    db,
+                    [AuditRow(run_id, r[0], row[0], r[1], "returned-to-pending", r[2], reason, now) for r in returned],
                 )
             await db.execute(
                 "UPDATE runs SET status = CASE WHEN EXISTS (SELECT 1 FROM pending_calls WHERE run_id = $1) "
@@ -931,22 +950,36 @@ class PostgresStore:
 
         return await self._call(body, isolation="repeatable_read")
 
-    async def audit_log(self, run_id: str | None = None, tool_call_id: str | None = None) -> list[AuditRow]:
+    async def audit_log(
+        self,
+        run_id: str | None = None,
+        tool_call_id: str | None = None,
+        *,
+        agent_id: str | None = None,
+        actor: str | None = None,
+        since: float | None = None,
+        decision: str | None = None,
+        after: int = 0,
+        limit: int | None = None,
+    ) -> list[AuditRow]:
+        f = AuditFilter(run_id, tool_call_id, agent_id, actor, since, decision, after, limit)
+
         async def body(db: asyncpg.Connection) -> list[AuditRow]:
-            where, params = [], []
-            for col, val in (("run_id", run_id), ("tool_call_id", tool_call_id)):
-                if val is not None:
-                    params.append(val)
-                    where.append(f"{col} = ${len(params)}")
-            clause = ("WHERE " + " AND ".join(where)) if where else ""
+            clause, params = f.sql(lambda n: f"${n}")
             rows = await db.fetch(
-                "SELECT run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, reason, "
-                f"decided_at, actor FROM audit_log {clause} ORDER BY id",
+                f"SELECT {AUDIT_COLUMNS} FROM audit_log {clause} ORDER BY seq LIMIT ${len(params) + 1}",
                 *params,
+                f.limit,
             )
-            return [AuditRow(*r) for r in rows]
+            return [audit_from_db(tuple(r)) for r in rows]
 
         return await self._call(body, tx=False)
+
+    async def append_audit(self, rows: list[AuditRow]) -> list[AuditRow]:
+        async def body(db: asyncpg.Connection) -> list[AuditRow]:
+            return await _append_audit(db, rows)
+
+        return await self._call(body)
 
     # -- memory -----------------------------------------------------------------------
     async def load_messages(self, thread_id: str, *, limit: int | None = None) -> list[dict[str, Any]]:

@@ -102,6 +102,14 @@ class AuditRow:
     reason: str | None
     decided_at: float
     actor: str | None = None
+    #: the arguments the tool ran with, when an operator edited them (JSON), else None.
+    args: Any = None
+    #: the grant that decided the call, if one did.
+    grant_id: str | None = None
+    #: the hash chain (``storage.audit``): position (1-based), the previous entry's hash, this one's.
+    seq: int = 0
+    prev_hash: str | None = None
+    hash: str | None = None
 
 
 ClaimOutcome = Literal["ok", "no_run", "no_call", "not_pending", "no_call_of_kind"]

@@ -24,11 +24,15 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import aiosqlite
 
+from storage.audit import COLUMNS as AUDIT_COLUMNS
+from storage.audit import AuditFilter, seal, to_db
+from storage.audit import from_db as audit_from_db
 from storage.base import DecideFn
 from storage.errors import (
     CorruptRecord,
@@ -53,7 +57,7 @@ from storage.records import (
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -148,6 +152,18 @@ _MIGRATIONS: dict[int, str] = {
     ALTER TABLE pending_calls ADD COLUMN resume_data TEXT;
     UPDATE pending_calls SET started_at = created_at WHERE status <> 'pending';
     """,
+    # The audit trail: edited arguments, grant id, and the hash chain (storage.audit). Entries
+    # written before read as unsealed; they keep their order as their position.
+    3: """
+    ALTER TABLE audit_log ADD COLUMN args TEXT;
+    ALTER TABLE audit_log ADD COLUMN grant_id TEXT;
+    ALTER TABLE audit_log ADD COLUMN seq INTEGER;
+    ALTER TABLE audit_log ADD COLUMN prev_hash TEXT;
+    ALTER TABLE audit_log ADD COLUMN hash TEXT;
+    UPDATE audit_log SET seq = (SELECT COUNT(*) FROM audit_log a WHERE a.id <= audit_log.id);
+    CREATE UNIQUE INDEX audit_by_seq ON audit_log (seq);
+    CREATE INDEX audit_by_agent ON audit_log (agent_id, seq);
+    """,
 }
 
 _RUN_COLS = (
@@ -173,6 +189,15 @@ def _statements(script: str) -> list[str]:
     if buf.strip():
         raise ValueError(f"incomplete SQL statement in migration: {buf.strip()[:60]!r}")
     return out
+
+
+def _append_audit(db: sqlite3.Connection, rows: list[AuditRow]) -> list[AuditRow]:
+    """Append to the hash chain; callers are inside a ``BEGIN IMMEDIATE`` transaction (the write lock)."""
+    last = db.execute("SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1").fetchone()
+    sealed = seal(rows, last[0] if last else 0, last[1] if last else None)
+    marks = ", ".join("?" for _ in fields(AuditRow))
+    db.executemany(f"INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES ({marks})", [to_db(r) for r in sealed])
+    return sealed
 
 
 def _checkpoint(db: sqlite3.Connection) -> None:
@@ -623,11 +648,12 @@ class SqliteStore:
                 entries.append(("returned-to-pending", "lease expired before the tool started", None))
             label = "re-executed" if current.kind == "interrupted" and decision.status != "declined" else None
             entries.append((label or decision.status, decision.reason, decision.actor))
-            db.executemany(
-                "INSERT INTO audit_log (run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, reason, "
-                "actor, decided_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            _append_audit(
+                db,
                 [
-                    (run_id, stored.tool_call_id, run.agent_id, stored.tool_name, d, stored.fingerprint, r, a, now)
+                    AuditRow(
+                        run_id, stored.tool_call_id, run.agent_id, stored.tool_name, d, stored.fingerprint, r, now, a
+                    )
                     for d, r, a in entries
                 ],
             )
@@ -736,13 +762,15 @@ class SqliteStore:
                     (run_id, reset_call),
                 )
                 if cur.rowcount:
-                    db.execute(
-                        "INSERT INTO audit_log (run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, "
-                        "reason, actor, decided_at) SELECT c.run_id, c.tool_call_id, r.agent_id, c.tool_name, "
-                        "'withdrawn', c.fingerprint, 'decision interrupted before it was applied', NULL, ? "
-                        "FROM pending_calls c JOIN runs r USING (run_id) WHERE c.run_id = ? AND c.tool_call_id = ?",
-                        (now, run_id, reset_call),
-                    )
+                    found = db.execute(
+                        "SELECT r.agent_id, c.tool_name, c.fingerprint FROM pending_calls c JOIN runs r "
+                        "USING (run_id) WHERE c.run_id = ? AND c.tool_call_id = ?",
+                        (run_id, reset_call),
+                    ).fetchone()
+                    if found is not None:
+                        agent_id, tool, fp = found
+                        reason = "decision interrupted before it was applied"
+                        _append_audit(db, [AuditRow(run_id, reset_call, agent_id, tool, "withdrawn", fp, reason, now)])
             # A run without calls left (its step's results are stored) stays "running", free to continue.
             db.execute(
                 "UPDATE runs SET status = CASE WHEN EXISTS (SELECT 1 FROM pending_calls WHERE run_id = ?) "
@@ -778,17 +806,15 @@ class SqliteStore:
             if row is None:
                 return 0
             returned = db.execute(
-                "SELECT tool_call_id FROM pending_calls WHERE run_id = ? AND status <> 'pending' "
-                "AND started_at IS NULL AND decided_until < ?",
+                "SELECT tool_call_id, tool_name, fingerprint FROM pending_calls WHERE run_id = ? "
+                "AND status <> 'pending' AND started_at IS NULL AND decided_until < ?",
                 (run_id, now),
             ).fetchall()
             if returned:
-                db.executemany(
-                    "INSERT INTO audit_log (run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, "
-                    "reason, actor, decided_at) SELECT run_id, tool_call_id, ?, tool_name, 'returned-to-pending', "
-                    "fingerprint, 'lease expired before the tool started', NULL, ? FROM pending_calls "
-                    "WHERE run_id = ? AND tool_call_id = ?",
-                    [(row[0], now, run_id, r[0]) for r in returned],
+                reason = "lease expired before the tool started"
+                _append_audit(
+                    db,
+                    [AuditRow(run_id, r[0], row[0], r[1], "returned-to-pending", r[2], reason, now) for r in returned],
                 )
                 db.executemany(
                     "UPDATE pending_calls SET status = 'pending', decided_until = 0, resume_data = NULL "
@@ -973,25 +999,35 @@ class SqliteStore:
         skip = start - fetch_from
         return merged[skip : skip + per_page], total
 
-    async def audit_log(self, run_id: str | None = None, tool_call_id: str | None = None) -> list[AuditRow]:
-        return await self._call(self._audit_log, run_id, tool_call_id)
+    async def audit_log(
+        self,
+        run_id: str | None = None,
+        tool_call_id: str | None = None,
+        *,
+        agent_id: str | None = None,
+        actor: str | None = None,
+        since: float | None = None,
+        decision: str | None = None,
+        after: int = 0,
+        limit: int | None = None,
+    ) -> list[AuditRow]:
+        f = AuditFilter(run_id, tool_call_id, agent_id, actor, since, decision, after, limit)
+        return await self._call(self._audit_log, f)
 
     @staticmethod
-    def _audit_log(db: sqlite3.Connection, run_id: str | None, tool_call_id: str | None) -> list[AuditRow]:
-        where, params = [], []
-        if run_id is not None:
-            where.append("run_id = ?")
-            params.append(run_id)
-        if tool_call_id is not None:
-            where.append("tool_call_id = ?")
-            params.append(tool_call_id)
-        clause = ("WHERE " + " AND ".join(where)) if where else ""
+    def _audit_log(db: sqlite3.Connection, f: AuditFilter) -> list[AuditRow]:
+        clause, params = f.sql(lambda n: "?")
         rows = db.execute(
-            "SELECT run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, reason, "
-            f"decided_at, actor FROM audit_log {clause} ORDER BY id",
-            params,
+            f"SELECT {AUDIT_COLUMNS} FROM audit_log {clause} ORDER BY seq LIMIT ?",
+            [*params, -1 if f.limit is None else f.limit],
         ).fetchall()
-        return [AuditRow(*r) for r in rows]
+        return [audit_from_db(r) for r in rows]
+
+    async def append_audit(self, rows: list[AuditRow]) -> list[AuditRow]:
+        return await self._call(self._append_audit_tx, rows)
+
+    def _append_audit_tx(self, db: sqlite3.Connection, rows: list[AuditRow]) -> list[AuditRow]:
+        return self._tx(db, lambda: _append_audit(db, rows))
 
     # -- memory -----------------------------------------------------------------------
     async def load_messages(self, thread_id: str, *, limit: int | None = None) -> list[dict[str, Any]]:

@@ -28,7 +28,8 @@ from storage import (
     open_store,
     subscribe,
 )
-from storage.records import Decision, PendingCallRow, RunRow
+from storage.audit import verify as verify_chain
+from storage.records import AuditRow, Decision, PendingCallRow, RunRow
 from tests.pg import fresh_database
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -277,6 +278,7 @@ async def test_two_processes_deciding_on_one_database_have_one_winner(shared_bac
         assert sorted([outs[0][i], outs[1][i]]) == ["not_pending", "ok"], (i, outs)
     audit = await store.audit_log()
     assert len(audit) == 10 and {a.actor for a in audit} <= {"p1", "p2"}
+    assert verify_chain(audit).ok, "two processes deciding keep one hash chain"
 
 
 # -- leases ----------------------------------------------------------------------------------------
@@ -403,7 +405,7 @@ async def test_postgres_schema_is_versioned_and_a_newer_one_is_refused():
         await store.setup()
         await store.aclose()
         conn = await asyncpg.connect(dsn)
-        assert [r[0] for r in await conn.fetch("SELECT version FROM warden_schema ORDER BY version")] == [1, 2]
+        assert [r[0] for r in await conn.fetch("SELECT version FROM warden_schema ORDER BY version")] == [1, 2, 3]
         await conn.execute("INSERT INTO warden_schema VALUES (99)")
         await conn.close()
         newer = PostgresStore(dsn)
@@ -534,3 +536,97 @@ async def test_postgres_an_unclosed_store_does_not_keep_the_process_alive():
         )
         assert out.returncode == 0 and out.stdout.strip() == "exited", out.stderr
         assert "Traceback" not in out.stderr
+
+
+# -- the audit trail ---------------------------------------------------------------------------------
+
+
+def audit_entry(i: int, *, agent="a", actor="op", decision="approved", at=None) -> AuditRow:
+    return AuditRow(
+        run_id=f"run-{i:06d}",
+        tool_call_id="c",
+        agent_id=agent,
+        tool_name="t",
+        decision=decision,
+        fingerprint="sha256:x",
+        reason=None,
+        decided_at=at if at is not None else 1000.0 + i,
+        actor=actor,
+    )
+
+
+async def test_audit_entries_are_chained_filtered_and_paged(backend):
+    store = backend.open()
+    sealed = await store.append_audit([audit_entry(1), audit_entry(2, agent="b", actor="ann")])
+    assert [e.seq for e in sealed] == [1, 2] and sealed[1].prev_hash == sealed[0].hash
+    edited = audit_entry(3, decision="edited")
+    edited.args, edited.grant_id, edited.reason = {"path": "/tmp/ä"}, "grant-1", "too wide"
+    await store.append_audit([edited])
+    await store.save_suspended(run_row(4), [call_row(4)])
+    await store.claim("run-000004", "c", kinds=("approval",), decide=approve, owner="o", lease_seconds=60)
+    log = await store.audit_log()
+    assert [e.seq for e in log] == [1, 2, 3, 4] and verify_chain(log).ok
+    assert log[2].args == {"path": "/tmp/ä"} and log[2].grant_id == "grant-1" and log[2].reason == "too wide"
+    assert log[3].prev_hash == log[2].hash and log[3].actor == "op"
+    assert [e.seq for e in await store.audit_log(agent_id="b")] == [2]
+    assert [e.seq for e in await store.audit_log(actor="op")] == [1, 3, 4]
+    assert [e.seq for e in await store.audit_log(since=1003.0)] == [3, 4]
+    assert [e.seq for e in await store.audit_log(decision="edited")] == [3]
+    assert [e.seq for e in await store.audit_log(after=1, limit=2)] == [2, 3]
+    assert [e.seq for e in await store.audit_log("run-000004")] == [4]
+
+
+async def test_audit_verify_names_the_first_changed_entry():
+    rows = [
+        audit_entry(1),
+        audit_entry(2),
+        audit_entry(3),
+    ]
+    store = InMemoryStore()
+    log = await store.append_audit(rows)
+    assert verify_chain(log).ok and verify_chain(log).checked == 3
+    log[1].actor = "mallory"
+    report = verify_chain(log)
+    assert not report.ok and report.broken_seq == 2 and "changed" in (report.problem or "")
+    assert verify_chain([log[0], log[2]]).broken_seq == 3, "a removed entry breaks the chain"
+
+
+async def test_concurrent_appends_from_two_processes_keep_one_chain(shared_backend):
+    store = shared_backend.open()
+    await store.setup()
+    code = textwrap.dedent("""
+        import asyncio, sys
+        from storage import open_store
+        from storage.records import AuditRow
+        async def main():
+            s = open_store(sys.argv[1])
+            await s.setup()
+            print("ready", flush=True)
+            sys.stdin.readline()
+            for i in range(25):
+                await s.append_audit([AuditRow(f"r{i}", "c", "a", "t", "approved", "fp", None, float(i), sys.argv[2])])
+            await s.aclose()
+        asyncio.run(main())
+    """)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, shared_backend.location, name],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name in ("p1", "p2")
+    ]
+    for p in procs:
+        assert p.stdout.readline().strip() == "ready", p.stderr.read()
+    for p in procs:
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    for p in procs:
+        _, err = p.communicate(timeout=60)
+        assert p.returncode == 0, err
+    log = await store.audit_log()
+    assert [e.seq for e in log] == list(range(1, 51))
+    assert verify_chain(log).ok

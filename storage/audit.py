@@ -1,0 +1,152 @@
+"""The audit log's hash chain and its filter, shared by every store.
+
+Each entry carries ``seq`` (its position, 1-based, gapless), ``prev_hash``
+(the ``hash`` of entry ``seq - 1``, or ``None`` for the first) and ``hash``:
+the SHA-256 of the RFC 8785 canonical JSON of all its other fields. Editing,
+deleting or reordering an entry breaks the chain at that entry; ``verify``
+names the first one broken. Stores append under their write lock (SQLite's
+``BEGIN IMMEDIATE``, PostgreSQL's advisory transaction lock), so concurrent
+appends from several processes keep one chain.
+
+Entries written before the chain existed (schema upgrades) have no hash: they
+are reported as unsealed, never as broken, as long as they all come first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+import rfc8785
+
+from storage.records import AuditRow
+
+#: the fields the hash covers, in the order stores select them.
+HASHED = (
+    "seq",
+    "run_id",
+    "tool_call_id",
+    "agent_id",
+    "tool_name",
+    "decision",
+    "fingerprint",
+    "reason",
+    "decided_at",
+    "actor",
+    "args",
+    "grant_id",
+    "prev_hash",
+)
+
+
+def entry_hash(row: AuditRow) -> str:
+    doc = {name: getattr(row, name) for name in HASHED}
+    return "sha256:" + hashlib.sha256(rfc8785.dumps(doc)).hexdigest()
+
+
+def seal(rows: list[AuditRow], last_seq: int, last_hash: str | None) -> list[AuditRow]:
+    """The entries to append after (``last_seq``, ``last_hash``), each with its place in the chain."""
+    out = []
+    for row in rows:
+        last_seq += 1
+        sealed = replace(row, seq=last_seq, prev_hash=last_hash, hash=None)
+        sealed.hash = last_hash = entry_hash(sealed)
+        out.append(sealed)
+    return out
+
+
+@dataclass
+class ChainReport:
+    ok: bool
+    #: entries checked (sealed ones).
+    checked: int
+    #: entries from before the chain existed (no hash), all at the start.
+    unsealed: int = 0
+    #: the first broken entry's ``seq`` and why, when not ``ok``.
+    broken_seq: int | None = None
+    problem: str | None = None
+
+
+def verify(rows: list[AuditRow]) -> ChainReport:
+    """Check a whole log (ordered by ``seq``): every hash, every link, no gaps."""
+    unsealed = checked = 0
+    prev: AuditRow | None = None
+    for i, row in enumerate(rows):
+        expected_seq = i + 1
+        problem = None
+        if row.seq != expected_seq:
+            problem = f"entry {row.seq} is at position {expected_seq}: an entry was removed or inserted"
+        elif row.hash is None and prev is not None and prev.hash is not None:
+            problem = f"entry {row.seq} has no hash after sealed entries"
+        elif row.hash is not None and row.prev_hash != (prev.hash if prev is not None else None):
+            problem = f"entry {row.seq} does not link to entry {row.seq - 1} (it or an entry before was changed)"
+        elif row.hash is not None and entry_hash(row) != row.hash:
+            problem = f"entry {row.seq} was changed after it was written (its hash does not match)"
+        if problem is not None:
+            return ChainReport(False, checked, unsealed, row.seq, problem)
+        if row.hash is None:
+            unsealed += 1
+            prev = row
+            continue
+        checked += 1
+        prev = row
+    return ChainReport(True, checked, unsealed)
+
+
+@dataclass
+class AuditFilter:
+    """Which entries ``Store.audit_log`` returns; ``after`` (a ``seq``) and ``limit`` page through them."""
+
+    run_id: str | None = None
+    tool_call_id: str | None = None
+    agent_id: str | None = None
+    actor: str | None = None
+    since: float | None = None
+    decision: str | None = None
+    after: int = 0
+    limit: int | None = None
+
+    def matches(self, row: AuditRow) -> bool:
+        return (
+            row.seq > self.after
+            and (self.run_id is None or row.run_id == self.run_id)
+            and (self.tool_call_id is None or row.tool_call_id == self.tool_call_id)
+            and (self.agent_id is None or row.agent_id == self.agent_id)
+            and (self.actor is None or row.actor == self.actor)
+            and (self.since is None or row.decided_at >= self.since)
+            and (self.decision is None or row.decision == self.decision)
+        )
+
+    def sql(self, mark: Any) -> tuple[str, list[Any]]:
+        """A WHERE clause (``mark(n)`` writes the n-th placeholder, 1-based) and its parameters."""
+        where, params = ["seq > " + mark(1)], [self.after]
+        for col in ("run_id", "tool_call_id", "agent_id", "actor", "decision"):
+            value = getattr(self, col)
+            if value is not None:
+                params.append(value)
+                where.append(f"{col} = {mark(len(params))}")
+        if self.since is not None:
+            params.append(self.since)
+            where.append(f"decided_at >= {mark(len(params))}")
+        return "WHERE " + " AND ".join(where), params
+
+
+#: the audit_log columns, in ``AuditRow`` field order (args stored as JSON text).
+COLUMNS = ", ".join(f.name for f in fields(AuditRow))
+
+
+def from_db(values: Any) -> AuditRow:
+    row = AuditRow(*values)
+    if isinstance(row.args, str):
+        row.args = json.loads(row.args)
+    return row
+
+
+def to_db(row: AuditRow) -> tuple[Any, ...]:
+    values = [getattr(row, f.name) for f in fields(AuditRow)]
+    i = [f.name for f in fields(AuditRow)].index("args")
+    if values[i] is not None:
+        values[i] = json.dumps(values[i], ensure_ascii=False, separators=(",", ":"))
+    return tuple(values)
