@@ -121,7 +121,8 @@ class AuditFilter:
 
     def sql(self, mark: Any) -> tuple[str, list[Any]]:
         """A WHERE clause (``mark(n)`` writes the n-th placeholder, 1-based) and its parameters."""
-        where, params = ["seq > " + mark(1)], [self.after]
+        where: list[str] = ["seq > " + mark(1)]
+        params: list[Any] = [self.after]
         for col in ("run_id", "tool_call_id", "agent_id", "actor", "decision"):
             value = getattr(self, col)
             if value is not None:
