@@ -169,6 +169,7 @@ class Agent:
         tool_call_id: str | None = None,
         fingerprint: str | None = None,
         output_schema: type[BaseModel] | None = None,
+        actor: str | None = None,
     ) -> AgentStream:
         return await self.runtime.decide(
             self,
@@ -177,6 +178,7 @@ class Agent:
             tool_call_id=tool_call_id,
             fingerprint=fingerprint,
             output_schema=output_schema,
+            actor=actor,
         )
 
     async def decline_tool_call(
@@ -186,9 +188,16 @@ class Agent:
         tool_call_id: str | None = None,
         reason: str | None = None,
         output_schema: type[BaseModel] | None = None,
+        actor: str | None = None,
     ) -> AgentStream:
         return await self.runtime.decide(
-            self, "decline", run_id=run_id, tool_call_id=tool_call_id, reason=reason, output_schema=output_schema
+            self,
+            "decline",
+            run_id=run_id,
+            tool_call_id=tool_call_id,
+            reason=reason,
+            output_schema=output_schema,
+            actor=actor,
         )
 
     async def approve_tool_call_generate(
@@ -198,10 +207,15 @@ class Agent:
         tool_call_id: str | None = None,
         fingerprint: str | None = None,
         output_schema: type[BaseModel] | None = None,
+        actor: str | None = None,
     ) -> GenerateResult:
         return await (
             await self.approve_tool_call(
-                run_id=run_id, tool_call_id=tool_call_id, fingerprint=fingerprint, output_schema=output_schema
+                run_id=run_id,
+                tool_call_id=tool_call_id,
+                fingerprint=fingerprint,
+                output_schema=output_schema,
+                actor=actor,
             )
         ).result()
 
@@ -212,10 +226,11 @@ class Agent:
         tool_call_id: str | None = None,
         reason: str | None = None,
         output_schema: type[BaseModel] | None = None,
+        actor: str | None = None,
     ) -> GenerateResult:
         return await (
             await self.decline_tool_call(
-                run_id=run_id, tool_call_id=tool_call_id, reason=reason, output_schema=output_schema
+                run_id=run_id, tool_call_id=tool_call_id, reason=reason, output_schema=output_schema, actor=actor
             )
         ).result()
 
@@ -226,6 +241,7 @@ class Agent:
         run_id: str,
         tool_call_id: str | None = None,
         output_schema: type[BaseModel] | None = None,
+        actor: str | None = None,
     ) -> AgentStream:
         return await self.runtime.decide(
             self,
@@ -234,6 +250,7 @@ class Agent:
             tool_call_id=tool_call_id,
             resume_data=resume_data,
             output_schema=output_schema,
+            actor=actor,
         )
 
     async def resume_generate(
@@ -243,9 +260,12 @@ class Agent:
         run_id: str,
         tool_call_id: str | None = None,
         output_schema: type[BaseModel] | None = None,
+        actor: str | None = None,
     ) -> GenerateResult:
         return await (
-            await self.resume_stream(resume_data, run_id=run_id, tool_call_id=tool_call_id, output_schema=output_schema)
+            await self.resume_stream(
+                resume_data, run_id=run_id, tool_call_id=tool_call_id, output_schema=output_schema, actor=actor
+            )
         ).result()
 
     async def list_suspended_runs(

@@ -22,6 +22,7 @@ from agent_core.engine import RunContext, drive
 from agent_core.errors import LeaseLost, WardenError
 from agent_core.fingerprint import fingerprint
 from agent_core.limits import scrub
+from agent_core.notify import PendingCallback, PendingNotice, notify
 from agent_core.snapshot import pending_leaves, used_ids
 from agent_core.structured import parse_output
 from storage.base import Store
@@ -37,6 +38,8 @@ class Runs:
         self.policies: dict[str, PolicyFn] = {}
         #: run id -> the pydantic model passed as ``output_schema=`` in this process (else the stored JSON Schema).
         self.output_models: dict[str, type[BaseModel]] = {}
+        #: ``Runtime(on_pending=...)``: told (in the background) when a call starts waiting.
+        self.pending_listeners: list[PendingCallback] = []
 
     async def advance(
         self,
@@ -53,6 +56,7 @@ class Runs:
         ``applied``: the tool-call ids whose decisions this advance applied.
         """
         run_id = state.run_id
+        began = time.time()
         rt = RunContext(request_policy=self.policies.get(run_id), ids=used_ids(state), top=state)
         if owner is not None:
             self._guard(rt, state, owner, applied)
@@ -101,7 +105,7 @@ class Runs:
             yield make_chunk("error", run_id, error=message, code=code)
             return
         if state.outcome == "suspended":
-            for chunk in await self._save_suspended(agent, state, owner=owner, applied=applied):
+            for chunk in await self._save_suspended(agent, state, owner=owner, applied=applied, began=began):
                 yield chunk
             return
         self.policies.pop(run_id, None)
@@ -131,7 +135,7 @@ class Runs:
         rt.before_start, rt.step_done = before_start, step_done
 
     async def _save_suspended(
-        self, agent: HostedAgent, state: RunState, *, owner: str | None, applied: list[str]
+        self, agent: HostedAgent, state: RunState, *, owner: str | None, applied: list[str], began: float = 0.0
     ) -> list[Chunk]:
         """Store the suspended run and its waiting calls; the chunks that announce them (or an error)."""
         run_id = state.run_id
@@ -167,6 +171,8 @@ class Runs:
             await self.store.save_suspended(record, rows, owner=owner, applied=applied)
         except WardenError as exc:
             return [make_chunk("error", run_id, error=exc.message, code=exc.code)]
+        # calls that started waiting in this advance (siblings still pending from before were announced then)
+        notify(self.pending_listeners, [PendingNotice.from_rows(record, r) for r in rows if r.created_at >= began])
         announced: list[Chunk] = []
         for leaf, row in zip(leaves, rows, strict=True):
             if leaf.kind == "approval":

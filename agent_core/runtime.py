@@ -22,10 +22,13 @@ from agent_core.decisions import DecisionKind, Decisions, list_suspended
 from agent_core.definition import HostedAgent
 from agent_core.errors import AgentNotFound, InvalidRequest, SnapshotNotFound
 from agent_core.models import Message
+from agent_core.notify import PendingCallback
 from agent_core.persist import Runs
 from agent_core.stream import AgentStream
 from agent_core.structured import schema_of
-from agent_core.views import SuspendedRun, SuspendedRunList
+from agent_core.views import AuditEntry, AuditPage, SuspendedRun, SuspendedRunList
+from storage.audit import ChainReport
+from storage.audit import verify as verify_chain
 from storage.base import Store
 from storage.memory import InMemoryStore
 
@@ -42,10 +45,13 @@ class Runtime:
         *,
         lease_seconds: float = 30.0,
         actor: str | None = None,
+        on_pending: PendingCallback | None = None,
     ) -> None:
         self.store: Store = storage if storage is not None else InMemoryStore()
         self.agents: dict[str, HostedAgent] = dict(agents or {})
         self._runs = Runs(self.store)
+        if on_pending is not None:
+            self._runs.pending_listeners.append(on_pending)
         self._decisions = Decisions(self._runs, lease_seconds=lease_seconds, actor=actor)
         self._by_id: dict[str, HostedAgent] = {}
         for key, agent in self.agents.items():
@@ -180,8 +186,11 @@ class Runtime:
         resume_data: Any = None,
         followups: list[Message] | None = None,
         output_schema: type[BaseModel] | None = None,
+        actor: str | None = None,
     ) -> AgentStream:
         """Record a decision atomically, then return the stream that applies it (see ``Decisions``).
+
+        ``actor``: who decides, as the audit log records it (default: the runtime's ``actor``).
 
         ``output_schema``: the pydantic model of the run's structured output, to validate the final
         answer with (and make ``result().object`` an instance); else the run's stored JSON Schema."""
@@ -194,6 +203,7 @@ class Runtime:
             reason=reason,
             resume_data=resume_data,
             followups=followups,
+            actor=actor,
         )
         if output_schema is not None:
             # Before the stream's task first runs (no await since it was created).
@@ -202,20 +212,31 @@ class Runtime:
         return stream
 
     async def approve_tool_call(
-        self, *, run_id: str, tool_call_id: str | None = None, fingerprint: str | None = None
+        self,
+        *,
+        run_id: str,
+        tool_call_id: str | None = None,
+        fingerprint: str | None = None,
+        actor: str | None = None,
     ) -> AgentStream:
         agent = await self._agent_of_decided(run_id, tool_call_id)
-        return await self.decide(agent, "approve", run_id=run_id, tool_call_id=tool_call_id, fingerprint=fingerprint)
+        return await self.decide(
+            agent, "approve", run_id=run_id, tool_call_id=tool_call_id, fingerprint=fingerprint, actor=actor
+        )
 
     async def decline_tool_call(
-        self, *, run_id: str, tool_call_id: str | None = None, reason: str | None = None
+        self, *, run_id: str, tool_call_id: str | None = None, reason: str | None = None, actor: str | None = None
     ) -> AgentStream:
         agent = await self._agent_of_decided(run_id, tool_call_id)
-        return await self.decide(agent, "decline", run_id=run_id, tool_call_id=tool_call_id, reason=reason)
+        return await self.decide(agent, "decline", run_id=run_id, tool_call_id=tool_call_id, reason=reason, actor=actor)
 
-    async def resume_stream(self, resume_data: Any, *, run_id: str, tool_call_id: str | None = None) -> AgentStream:
+    async def resume_stream(
+        self, resume_data: Any, *, run_id: str, tool_call_id: str | None = None, actor: str | None = None
+    ) -> AgentStream:
         agent = await self._agent_of_decided(run_id, tool_call_id)
-        return await self.decide(agent, "resume", run_id=run_id, tool_call_id=tool_call_id, resume_data=resume_data)
+        return await self.decide(
+            agent, "resume", run_id=run_id, tool_call_id=tool_call_id, resume_data=resume_data, actor=actor
+        )
 
     async def _agent_of_decided(self, run_id: str, tool_call_id: str | None) -> HostedAgent:
         run = await self._decisions.run_of_decided(run_id, tool_call_id)
@@ -244,6 +265,38 @@ class Runtime:
             resume_data=resume_data,
             reason=reason,
         )
+
+    def add_pending_listener(self, callback: PendingCallback) -> None:
+        """Also call ``callback(PendingNotice)`` when a call of a run advanced here starts waiting."""
+        self._runs.pending_listeners.append(callback)
+
+    # -- the audit trail -----------------------------------------------------------------------
+    async def audit_log(
+        self,
+        *,
+        run_id: str | None = None,
+        agent_id: str | None = None,
+        actor: str | None = None,
+        since: float | None = None,
+        decision: str | None = None,
+        after: int = 0,
+        limit: int = 100,
+    ) -> AuditPage:
+        """Entries of the audit trail in order, filtered; ``page.next_after`` pages on."""
+        if agent_id is not None and agent_id in self._by_id:
+            agent_id = self._by_id[agent_id].id
+        rows = await self.store.audit_log(
+            run_id, agent_id=agent_id, actor=actor, since=since, decision=decision, after=after, limit=limit + 1
+        )
+        more = len(rows) > limit
+        rows = rows[:limit]
+        return AuditPage(
+            entries=[AuditEntry.from_row(r) for r in rows], next_after=rows[-1].seq if more and rows else None
+        )
+
+    async def verify_audit(self) -> ChainReport:
+        """Check the whole audit trail's hash chain; the report names the first broken entry."""
+        return verify_chain(await self.store.audit_log())
 
     # -- listing -----------------------------------------------------------------------------
     async def list_suspended_runs(

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from storage.records import PendingCallRow, SuspendedRunRow
+from storage.records import AuditRow, PendingCallRow, SuspendedRunRow
 
 
 class _View(BaseModel):
@@ -91,3 +91,50 @@ class SuspendedRunList(_View):
         runs = [SuspendedRun.from_row(r) for r in rows if r.error is None]
         bad = [UnreadableRun(run_id=r.run.run_id, agent_id=r.run.agent_id, error=r.error) for r in rows if r.error]
         return cls(runs=runs, total=total, page=page, per_page=per_page, unreadable=bad)
+
+
+class AuditEntry(_View):
+    """One entry of the audit trail: who decided what about which call, when; chained by hashes."""
+
+    seq: int
+    time: datetime
+    actor: str | None = None
+    run_id: str
+    tool_call_id: str
+    agent_id: str
+    tool_name: str
+    #: approved, declined, resuming, re-executed, returned-to-pending, withdrawn, notification-failed,
+    #: and what later decisions add (edited, expired, granted).
+    decision: str
+    fingerprint: str
+    reason: str | None = None
+    #: the arguments the tool ran with, when an operator edited them.
+    args: Any = None
+    grant_id: str | None = None
+    prev_hash: str | None = None
+    hash: str | None = None
+
+    @classmethod
+    def from_row(cls, row: AuditRow) -> AuditEntry:
+        return cls(
+            seq=row.seq,
+            time=datetime.fromtimestamp(row.decided_at, UTC),
+            actor=row.actor,
+            run_id=row.run_id,
+            tool_call_id=row.tool_call_id,
+            agent_id=row.agent_id,
+            tool_name=row.tool_name,
+            decision=row.decision,
+            fingerprint=row.fingerprint,
+            reason=row.reason,
+            args=row.args,
+            grant_id=row.grant_id,
+            prev_hash=row.prev_hash,
+            hash=row.hash,
+        )
+
+
+class AuditPage(_View):
+    entries: list[AuditEntry]
+    #: pass as ``after`` for the next page; None when this page is the last.
+    next_after: int | None = None

@@ -75,6 +75,7 @@ RESUME_GENERATE = f"{AGENT}/resume-generate"
 SEND_TOOL_APPROVAL = f"{AGENT}/send-tool-approval"
 AGENT_SUSPENDED_RUNS = f"{AGENT}/suspended-runs"
 SUSPENDED_RUNS = "/api/suspended-runs"  # Warden extension: every agent's pending runs
+AUDIT = "/api/audit"  # Warden extension: the audit trail, filtered and paged
 SUSPENDED_RUN = "/api/suspended-runs/{runId}"  # Warden extension: one pending run
 
 
@@ -108,6 +109,7 @@ def bearer(token: str | None) -> dict[str, str]:
 
 # Codes of errors that exist only at the HTTP layer (the client maps them to its own classes).
 UNAUTHORIZED = "UNAUTHORIZED"
+FORBIDDEN = "FORBIDDEN"  # the token is valid but its role does not allow the action
 REQUEST_TOO_LARGE = "REQUEST_TOO_LARGE"
 REQUEST_TIMEOUT = "REQUEST_TIMEOUT"  # the request body did not arrive within the server's deadline
 INVALID_REQUEST = InvalidRequest.code
@@ -137,6 +139,7 @@ STATUS_BY_CODE: dict[str, int] = {
     SchemaTooNew.code: 503,
     CorruptRecord.code: 503,
     UNAUTHORIZED: 401,
+    FORBIDDEN: 403,
     NOT_FOUND: 404,
     METHOD_NOT_ALLOWED: 405,
     REQUEST_TIMEOUT: 408,
@@ -147,6 +150,7 @@ STATUS_BY_CODE: dict[str, int] = {
 #: The code a client assumes when an error answer carries none (a proxy's page, Mastra's ``{"error": str}``).
 CODE_BY_STATUS: dict[int, str] = {
     401: UNAUTHORIZED,
+    403: FORBIDDEN,
     404: NOT_FOUND,
     408: REQUEST_TIMEOUT,
     413: REQUEST_TOO_LARGE,
