@@ -69,7 +69,12 @@ class Runtime:
 
     @property
     def actor(self) -> str | None:
+        """Who decides when a decision passes no ``actor=`` (the audit log records it)."""
         return self._decisions.actor
+
+    @actor.setter
+    def actor(self, value: str | None) -> None:
+        self._decisions.actor = value
 
     async def __aenter__(self) -> Runtime:
         setup = getattr(self.store, "setup", None)

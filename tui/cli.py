@@ -15,7 +15,9 @@ from typing import Annotated
 
 import typer
 
+from tui.cli_audit import audit_app
 from tui.cli_common import (
+    ActorOption,
     AppOption,
     CliError,
     DbOption,
@@ -24,9 +26,10 @@ from tui.cli_common import (
     default_db_path,
     fail,
     load_runtime,
+    resolve_actor,
 )
 from tui.cli_runs import fast_runs_list, runs_app
-from tui.cli_serve import serve_command
+from tui.cli_serve import serve_command, tokens_app
 
 __all__ = ["CliError", "Settings", "app", "default_db_path", "load_runtime", "main"]
 
@@ -39,6 +42,8 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 app.add_typer(runs_app, name="runs")
+app.add_typer(audit_app, name="audit")
+app.add_typer(tokens_app, name="tokens")
 app.command("serve")(serve_command)
 
 ModelOption = Annotated[str | None, typer.Option("--model", help="Real model for the demo agents (openai/gpt-5-mini)")]
@@ -68,6 +73,7 @@ def root(
     model: ModelOption = None,
     server: ServerOption = None,
     token: TokenOption = None,
+    actor: ActorOption = None,
     version: Annotated[
         bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Print the version and exit")
     ] = False,
@@ -78,7 +84,7 @@ def root(
         if server:
             run_remote_console(server, token)
         else:
-            run_console(ctx.obj)
+            run_console(ctx.obj, actor=actor)
 
 
 def run_remote_console(url: str, token: str | None) -> None:
@@ -99,11 +105,14 @@ def run_remote_console(url: str, token: str | None) -> None:
     WardenApp(backend).run()
 
 
-def run_console(settings: Settings) -> None:
+def run_console(settings: Settings, *, actor: str | None = None) -> None:
     from agent_core.errors import WardenError
 
     try:
         runtime, label = load_runtime(settings)
+        # decisions taken in the console: --actor, $WARDEN_ACTOR, else the OS user (unless the app set one)
+        if actor or runtime.actor is None:
+            runtime.actor = resolve_actor(actor)
     except CliError as error:
         fail(str(error), 2)
     except WardenError as error:

@@ -18,6 +18,30 @@ DbOption = Annotated[
 ]
 AppOption = Annotated[str | None, typer.Option("--app", help="Your Runtime as module:attribute")]
 TokenOption = Annotated[str | None, typer.Option("--token", help="API token (default: $WARDEN_API_TOKEN)")]
+ActorOption = Annotated[
+    str | None, typer.Option("--actor", help="Who decides, for the audit trail (default: $WARDEN_ACTOR, else OS user)")
+]
+WebhookOption = Annotated[
+    list[str] | None, typer.Option("--webhook", help="POST a signed notice to this URL when a call waits (repeatable)")
+]
+WebhookSecretOption = Annotated[
+    str | None, typer.Option("--webhook-secret", help="HMAC-SHA256 key for webhooks (default: $WARDEN_WEBHOOK_SECRET)")
+]
+
+
+def resolve_actor(actor: str | None) -> str:
+    """``--actor``, else ``$WARDEN_ACTOR``, else the OS user name."""
+    if actor:
+        return actor
+    env = os.environ.get("WARDEN_ACTOR")
+    if env:
+        return env
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except Exception:  # no user name in this environment (a container without passwd entry)
+        return f"uid:{os.getuid()}" if hasattr(os, "getuid") else "unknown"
 
 
 class CliError(Exception):

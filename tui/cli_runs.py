@@ -15,12 +15,14 @@ from typing import Annotated, Any
 import typer
 
 from tui.cli_common import (
+    ActorOption,
     AppOption,
     DbOption,
     Settings,
     db_location,
     fail,
     merge_settings,
+    resolve_actor,
     run_on_runtime,
 )
 from tui.formatting import format_age
@@ -225,11 +227,15 @@ def runs_approve(
     fingerprint: FingerprintOption = None,
     db: DbOption = None,
     app_spec: AppOption = None,
+    actor: ActorOption = None,
 ) -> None:
     """Approve a pending call; the tool runs and the agent continues."""
+    who = resolve_actor(actor)
 
     async def go(runtime: Any) -> None:
-        stream = await runtime.approve_tool_call(run_id=run_id, tool_call_id=tool_call, fingerprint=fingerprint)
+        stream = await runtime.approve_tool_call(
+            run_id=run_id, tool_call_id=tool_call, fingerprint=fingerprint, actor=who
+        )
         await _print_stream(stream)
 
     run_on_runtime(merge_settings(ctx, db, app_spec), go)
@@ -243,11 +249,13 @@ def runs_decline(
     reason: Annotated[str | None, typer.Option("--reason", help="Told to the model")] = None,
     db: DbOption = None,
     app_spec: AppOption = None,
+    actor: ActorOption = None,
 ) -> None:
     """Decline a pending call; the tool never runs and the model is told why."""
+    who = resolve_actor(actor)
 
     async def go(runtime: Any) -> None:
-        stream = await runtime.decline_tool_call(run_id=run_id, tool_call_id=tool_call, reason=reason)
+        stream = await runtime.decline_tool_call(run_id=run_id, tool_call_id=tool_call, reason=reason, actor=who)
         await _print_stream(stream)
 
     run_on_runtime(merge_settings(ctx, db, app_spec), go)
@@ -261,15 +269,17 @@ def runs_resume(
     tool_call: ToolCallOption = None,
     db: DbOption = None,
     app_spec: AppOption = None,
+    actor: ActorOption = None,
 ) -> None:
     """Resume a suspended tool with data matching its resume schema."""
+    who = resolve_actor(actor)
     try:
         resume_data = json.loads(data)
     except ValueError as error:
         fail(f"--data is not valid JSON: {error}", 2)
 
     async def go(runtime: Any) -> None:
-        stream = await runtime.resume_stream(resume_data, run_id=run_id, tool_call_id=tool_call)
+        stream = await runtime.resume_stream(resume_data, run_id=run_id, tool_call_id=tool_call, actor=who)
         await _print_stream(stream)
 
     run_on_runtime(merge_settings(ctx, db, app_spec), go)

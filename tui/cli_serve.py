@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from tui.cli_common import DbOption, TokenOption, fail
+from tui.cli_common import DbOption, TokenOption, WebhookOption, WebhookSecretOption, fail
 
 #: served when no --app is given: the demo agents on --db / $WARDEN_DB
 DEMO_APP = "tui.cli_serve:demo_runtime"
@@ -29,6 +29,11 @@ def serve_command(
     port: Annotated[int, typer.Option("--port", help="Port (0: any free one)")] = 4111,
     token: TokenOption = None,
     cors_origin: Annotated[list[str] | None, typer.Option("--cors-origin", help="Allow a browser UI origin")] = None,
+    tokens_file: Annotated[
+        str | None, typer.Option("--tokens-file", help="Named tokens with roles (warden tokens add)")
+    ] = None,
+    webhook: WebhookOption = None,
+    webhook_secret: WebhookSecretOption = None,
 ) -> None:
     """Serve a Runtime over HTTP (Mastra-compatible API; see docs/server.md)."""
     from warden_server.cli import ServeError, serve
@@ -38,6 +43,37 @@ def serve_command(
     if db:
         os.environ["WARDEN_DB"] = db
     try:
-        serve(app_spec or DEMO_APP, host, port, token, cors_origins=cors_origin or None)
+        serve(
+            app_spec or DEMO_APP,
+            host,
+            port,
+            token,
+            cors_origins=cors_origin or None,
+            tokens_file=tokens_file,
+            webhooks=webhook or None,
+            webhook_secret=webhook_secret,
+        )
     except ServeError as error:
         fail(str(error), 2)
+
+
+tokens_app = typer.Typer(help="Named API tokens for warden serve --tokens-file.", no_args_is_help=True)
+
+
+@tokens_app.command("add")
+def tokens_add(
+    name: Annotated[str, typer.Argument(help="The token's name (recorded as the actor of its decisions)")],
+    role: Annotated[str, typer.Option("--role", help="viewer, approver or admin")] = "approver",
+    file: Annotated[str, typer.Option("--file", help="The tokens file (created if missing)")] = "warden-tokens.json",
+) -> None:
+    """Create (or replace) a named token; prints its secret once (only its SHA-256 is stored)."""
+    from warden_server.tokens import ROLES, TokenFileError, add_token
+
+    if role not in ROLES:
+        fail(f"--role must be one of {', '.join(ROLES)}, not {role!r}", 2)
+    try:
+        secret = add_token(file, name, role)
+    except TokenFileError as error:
+        fail(str(error), 2)
+    typer.echo(secret)
+    typer.echo(f"token {name!r} ({role}) written to {file}; the secret above is not shown again", err=True)

@@ -35,6 +35,9 @@ def main(argv: list[str] | None = None) -> int:
         metavar="ORIGIN",
         help="a browser origin allowed to call the API, e.g. https://console.example.com (repeatable)",
     )
+    p.add_argument("--tokens-file", default=None, help="named tokens with roles (warden tokens add)")
+    p.add_argument("--webhook", action="append", default=[], metavar="URL", help="POST when a call waits (repeatable)")
+    p.add_argument("--webhook-secret", default=None, help="HMAC-SHA256 key (default: $WARDEN_WEBHOOK_SECRET)")
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     args = p.parse_args(argv)
     try:
@@ -47,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
             body_timeout=args.body_timeout,
             log_level=args.log_level,
             cors_origins=args.cors_origin or None,
+            tokens_file=args.tokens_file,
+            webhooks=args.webhook or None,
+            webhook_secret=args.webhook_secret,
         )
     except ServeError as exc:
         print(f"warden serve: {exc}", file=sys.stderr)

@@ -21,6 +21,8 @@ from starlette.routing import Route
 
 from agent_core import wire
 from agent_core.errors import AgentNotFound, WardenError
+from agent_core.notify import watch_pending
+from agent_core.webhooks import WebhookNotifier
 from warden_server import errors as E
 from warden_server import events
 from warden_server.limits import InvalidBody, parse_json_body
@@ -28,6 +30,7 @@ from warden_server.middleware import BearerAuthMiddleware, BodySizeLimitMiddlewa
 from warden_server.schemas import (
     AllSuspendedRunsQuery,
     ApproveBody,
+    AuditQuery,
     DeclineBody,
     ResumeBody,
     SendToolApprovalBody,
@@ -35,6 +38,7 @@ from warden_server.schemas import (
     SuspendedRunsQuery,
 )
 from warden_server.sse import StreamPump, sse_response
+from warden_server.tokens import Identity, Role, TokenSet
 
 log = logging.getLogger("warden.server")
 
@@ -57,6 +61,8 @@ class RouteSpec:
     query: type[BaseModel] | None = None
     response: str = "json"  # "json" | "sse"
     auth: bool = True
+    #: the least role a named token needs (``warden_server.tokens``): viewer, approver or admin.
+    role: Role = "viewer"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -128,24 +134,50 @@ async def generate(request: Request) -> Response:
     return JSONResponse(wire.encode_generate_result(result))
 
 
+def _actor(request: Request) -> str | None:
+    """The name of the token that authenticated the request (None without auth: the runtime's actor)."""
+    identity = request.scope.get("state", {}).get("identity")
+    return identity.name if isinstance(identity, Identity) else None
+
+
+def _guard(handler: Callable[[Request], Awaitable[Response]], role: Role) -> Callable[[Request], Awaitable[Response]]:
+    """``handler`` behind a role check: 403 (nothing done) when the token's role is below ``role``."""
+    if role == "viewer":
+        return handler
+
+    async def guarded(request: Request) -> Response:
+        identity = request.scope.get("state", {}).get("identity")
+        if isinstance(identity, Identity) and not identity.allows(role):
+            return E.error_response(
+                403, wire.FORBIDDEN, f"token {identity.name!r} has role {identity.role!r}; this needs {role!r}"
+            )
+        return await handler(request)
+
+    return guarded
+
+
 async def _approve(request: Request, method: str) -> Any:
     _, agent = _agent(request)
     body = await _body(request, ApproveBody)
     return await getattr(agent, method)(
-        run_id=body.run_id, tool_call_id=body.tool_call_id, fingerprint=body.fingerprint
+        run_id=body.run_id, tool_call_id=body.tool_call_id, fingerprint=body.fingerprint, actor=_actor(request)
     )
 
 
 async def _decline(request: Request, method: str) -> Any:
     _, agent = _agent(request)
     body = await _body(request, DeclineBody)
-    return await getattr(agent, method)(run_id=body.run_id, tool_call_id=body.tool_call_id, reason=body.reason)
+    return await getattr(agent, method)(
+        run_id=body.run_id, tool_call_id=body.tool_call_id, reason=body.reason, actor=_actor(request)
+    )
 
 
 async def _resume(request: Request, method: str) -> Any:
     _, agent = _agent(request)
     body = await _body(request, ResumeBody)
-    return await getattr(agent, method)(body.resume_data, run_id=body.run_id, tool_call_id=body.tool_call_id)
+    return await getattr(agent, method)(
+        body.resume_data, run_id=body.run_id, tool_call_id=body.tool_call_id, actor=_actor(request)
+    )
 
 
 async def approve_tool_call(request: Request) -> Response:
@@ -227,6 +259,20 @@ async def get_suspended_run(request: Request) -> Response:
     return JSONResponse(wire.encode_suspended_run(run))
 
 
+async def audit(request: Request) -> Response:
+    q = AuditQuery.model_validate(dict(request.query_params))
+    page = await _runtime(request).audit_log(
+        run_id=q.run_id,
+        agent_id=q.agent_id,
+        actor=q.actor,
+        since=None if q.since is None else q.since.timestamp(),
+        decision=q.decision,
+        after=q.after,
+        limit=q.limit,
+    )
+    return JSONResponse(page.model_dump(mode="json", by_alias=True))
+
+
 async def openapi(request: Request) -> Response:
     from warden_server.openapi import build_openapi
 
@@ -245,10 +291,21 @@ ROUTES: list[tuple[RouteSpec, Callable[[Request], Awaitable[Response]]]] = [
         events.stream_events,
     ),
     (
-        RouteSpec("POST", wire.STREAM, "stream", "Start a run; server-sent chunks", StreamBody, response="sse"),
+        RouteSpec(
+            "POST",
+            wire.STREAM,
+            "stream",
+            "Start a run; server-sent chunks",
+            StreamBody,
+            response="sse",
+            role="approver",
+        ),
         stream,
     ),
-    (RouteSpec("POST", wire.GENERATE, "generate", "Start a run; the whole result", StreamBody), generate),
+    (
+        RouteSpec("POST", wire.GENERATE, "generate", "Start a run; the whole result", StreamBody, role="approver"),
+        generate,
+    ),
     (
         RouteSpec(
             "POST",
@@ -257,6 +314,7 @@ ROUTES: list[tuple[RouteSpec, Callable[[Request], Awaitable[Response]]]] = [
             "Approve a pending call; chunks",
             ApproveBody,
             response="sse",
+            role="approver",
         ),
         approve_tool_call,
     ),
@@ -268,6 +326,7 @@ ROUTES: list[tuple[RouteSpec, Callable[[Request], Awaitable[Response]]]] = [
             "Decline a pending call; chunks",
             DeclineBody,
             response="sse",
+            role="approver",
         ),
         decline_tool_call,
     ),
@@ -279,6 +338,7 @@ ROUTES: list[tuple[RouteSpec, Callable[[Request], Awaitable[Response]]]] = [
             "Resume a suspended tool with data; chunks",
             ResumeBody,
             response="sse",
+            role="approver",
         ),
         resume_stream,
     ),
@@ -289,6 +349,7 @@ ROUTES: list[tuple[RouteSpec, Callable[[Request], Awaitable[Response]]]] = [
             "approveToolCallGenerate",
             "Approve a pending call; the whole result",
             ApproveBody,
+            role="approver",
         ),
         approve_tool_call_generate,
     ),
@@ -299,6 +360,7 @@ ROUTES: list[tuple[RouteSpec, Callable[[Request], Awaitable[Response]]]] = [
             "declineToolCallGenerate",
             "Decline a pending call; the whole result",
             DeclineBody,
+            role="approver",
         ),
         decline_tool_call_generate,
     ),
@@ -309,6 +371,7 @@ ROUTES: list[tuple[RouteSpec, Callable[[Request], Awaitable[Response]]]] = [
             "resumeGenerate",
             "Resume a suspended tool with data; the whole result",
             ResumeBody,
+            role="approver",
         ),
         resume_generate,
     ),
@@ -319,6 +382,7 @@ ROUTES: list[tuple[RouteSpec, Callable[[Request], Awaitable[Response]]]] = [
             "sendToolApproval",
             "Decide the pending call of a thread; runs it to its next stop",
             SendToolApprovalBody,
+            role="approver",
         ),
         send_tool_approval,
     ),
@@ -335,6 +399,16 @@ ROUTES: list[tuple[RouteSpec, Callable[[Request], Awaitable[Response]]]] = [
     (
         RouteSpec("GET", wire.SUSPENDED_RUN, "getSuspendedRun", "One pending run (Warden extension)"),
         get_suspended_run,
+    ),
+    (
+        RouteSpec(
+            "GET",
+            wire.AUDIT,
+            "listAudit",
+            "The audit trail: who decided what, in order, filtered; page on with nextAfter (Warden extension)",
+            query=AuditQuery,
+        ),
+        audit,
     ),
     (
         RouteSpec(
@@ -422,6 +496,8 @@ def create_app(
     manage_runtime: bool = True,
     cors_origins: list[str] | None = None,
     body_timeout: float = DEFAULT_BODY_TIMEOUT_SECONDS,
+    tokens: TokenSet | None = None,
+    webhooks: WebhookNotifier | None = None,
 ) -> Starlette:
     """Build the ASGI application serving ``runtime``.
 
@@ -432,6 +508,9 @@ def create_app(
     ``cors_origins``: browser origins allowed to call the API (CORS; preflights need no token).
     ``manage_runtime``: enter ``runtime`` (``async with``) for the app's
     lifetime; pass False when the caller already owns it.
+    ``tokens``: named tokens with roles (``warden_server.tokens``); with ``token`` too, both are accepted.
+    A token whose role is below a route's gets 403; decisions record the token's name as the actor.
+    ``webhooks``: told of every call that starts waiting in the runtime's store (any process).
     """
 
     check_token(token)
@@ -442,10 +521,19 @@ def create_app(
             if manage_runtime:
                 await stack.enter_async_context(runtime)
             recovering = asyncio.get_running_loop().create_task(_recover_periodically(runtime))
+            watching = None
+            if webhooks is not None:
+                await webhooks.start()
+                if webhooks.store is None:
+                    webhooks.store = runtime.store
+                stack.push_async_callback(webhooks.aclose)
+                watching = asyncio.get_running_loop().create_task(watch_pending(runtime.store, webhooks))
             try:
                 yield
             finally:
                 recovering.cancel()
+                if watching is not None:
+                    watching.cancel()
                 await _drain(app.state.stream_pumps)
 
     middleware = []
@@ -461,11 +549,13 @@ def create_app(
             )
         )
     if token:
-        middleware.append(Middleware(BearerAuthMiddleware, token=token))
+        tokens = TokenSet.single(token) if tokens is None else tokens.merged(TokenSet.single(token))
+    if tokens is not None:
+        middleware.append(Middleware(BearerAuthMiddleware, tokens=tokens))
     middleware.append(Middleware(BodySizeLimitMiddleware, max_body_bytes=max_body_bytes, body_timeout=body_timeout))
     app = Starlette(
         routes=[
-            Route(_starlette_path(spec.path), handler, methods=[spec.method], name=spec.name)
+            Route(_starlette_path(spec.path), _guard(handler, spec.role), methods=[spec.method], name=spec.name)
             for spec, handler in ROUTES
         ],
         middleware=middleware,
@@ -480,7 +570,7 @@ def create_app(
     )
     app.state.runtime = runtime
     app.state.stream_pumps = set()
-    app.state.auth_required = bool(token)
+    app.state.auth_required = tokens is not None
     app.state.secrets = _store_secrets(runtime)
     return app
 

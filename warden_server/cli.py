@@ -19,11 +19,14 @@ import uvicorn
 from agent_core import Runtime
 from agent_core.app_loader import AppLoadError
 from agent_core.app_loader import load_runtime as load_app
+from agent_core.webhooks import WebhookNotifier
 from warden_server.app import DEFAULT_BODY_TIMEOUT_SECONDS, DEFAULT_MAX_BODY_BYTES, check_token, create_app
+from warden_server.tokens import TokenFileError, TokenSet, load_tokens
 
 log = logging.getLogger("warden.server")
 
 TOKEN_ENV = "WARDEN_API_TOKEN"
+WEBHOOK_SECRET_ENV = "WARDEN_WEBHOOK_SECRET"
 READY_PREFIX = "Warden server listening on "
 
 
@@ -109,27 +112,53 @@ def serve(
     body_timeout: float = DEFAULT_BODY_TIMEOUT_SECONDS,
     log_level: str = "info",
     cors_origins: list[str] | None = None,
+    tokens_file: str | None = None,
+    webhooks: list[str] | None = None,
+    webhook_secret: str | None = None,
 ) -> None:
-    """Serve the ``Runtime`` named by ``app`` (``module:attr``) until interrupted."""
+    """Serve the ``Runtime`` named by ``app`` (``module:attr``) until interrupted.
+
+    ``tokens_file``: named tokens with roles (``warden_server.tokens``), with or instead of ``token``.
+    ``webhooks``: URLs POSTed (signed with ``webhook_secret`` / ``$WARDEN_WEBHOOK_SECRET``) when a call waits.
+    """
     logging.basicConfig(
         level=getattr(logging, log_level.upper(), logging.INFO),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     token = resolve_token(token)
-    check_bind(host, token)
+    named: TokenSet | None = None
+    if tokens_file:
+        try:
+            named = load_tokens(tokens_file)
+        except TokenFileError as exc:
+            raise ServeError(f"--tokens-file: {exc}") from None
+        log.info("%d named token(s) from %s", len(named), tokens_file)
+    check_bind(host, token or ("named tokens" if named else None))
     if token and len(token) < 16:
         log.warning(
             "the API token is short (%d characters): use a long random one, e.g. `openssl rand -hex 32`", len(token)
         )
-    if not token:
+    if not token and not named:
         log.warning(
             "no API token (--token or %s): authentication is OFF; listening on loopback %s only",
             TOKEN_ENV,
             host,
         )
+    notifier = None
+    if webhooks:
+        secret = webhook_secret or os.environ.get(WEBHOOK_SECRET_ENV) or None
+        if not secret:
+            log.warning("webhooks are not signed: set --webhook-secret or %s", WEBHOOK_SECRET_ENV)
+        notifier = WebhookNotifier(list(webhooks), secret)
     runtime = load_runtime(app)
     asgi = create_app(
-        runtime, token=token, max_body_bytes=max_body_bytes, body_timeout=body_timeout, cors_origins=cors_origins
+        runtime,
+        token=token,
+        max_body_bytes=max_body_bytes,
+        body_timeout=body_timeout,
+        cors_origins=cors_origins,
+        tokens=named,
+        webhooks=notifier,
     )
     config = uvicorn.Config(
         asgi,

@@ -7,7 +7,6 @@ refused request never reaches the runtime.
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 from collections.abc import Iterable
 
@@ -15,6 +14,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent_core import wire
 from agent_core.wire import REQUEST_TIMEOUT, REQUEST_TOO_LARGE, STATUS_BY_CODE, UNAUTHORIZED
+from warden_server.tokens import TokenSet
 
 _AUTHORIZATION = wire.AUTHORIZATION.lower().encode("ascii")  # ASGI header names are lower-case bytes
 _WWW_AUTHENTICATE = wire.WWW_AUTHENTICATE.lower().encode("ascii")
@@ -37,14 +37,25 @@ async def _send_json(
 class BearerAuthMiddleware:
     """Requires ``Authorization: Bearer <token>`` on every path except ``public_paths``.
 
-    The comparison is constant-time (``hmac.compare_digest`` over bytes).
+    ``tokens``: the named tokens accepted (``warden_server.tokens``); ``token``: one
+    admin token. The comparison is constant-time (``hmac.compare_digest`` over
+    SHA-256 digests). The token's ``Identity`` goes in ``scope["state"]["identity"]``.
     """
 
-    def __init__(self, app: ASGIApp, token: str, public_paths: Iterable[str] = ("/health",)) -> None:
-        if not token:
-            raise ValueError("BearerAuthMiddleware needs a non-empty token")
+    def __init__(
+        self,
+        app: ASGIApp,
+        token: str | None = None,
+        public_paths: Iterable[str] = ("/health",),
+        *,
+        tokens: TokenSet | None = None,
+    ) -> None:
+        if tokens is None:
+            if not token:
+                raise ValueError("BearerAuthMiddleware needs a non-empty token")
+            tokens = TokenSet.single(token)
         self.app = app
-        self._expected = token.encode("utf-8")
+        self.tokens = tokens
         self.public_paths = frozenset(public_paths)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -59,12 +70,14 @@ class BearerAuthMiddleware:
                     supplied = credentials.strip()
                 break
         # compare_digest runs in time independent of where the bytes differ.
-        if not supplied or not hmac.compare_digest(supplied, self._expected):
+        identity = self.tokens.lookup(supplied) if supplied else None
+        if identity is None:
             msg = "missing bearer token" if not supplied else "invalid bearer token"
             await _send_json(
                 send, STATUS_BY_CODE[UNAUTHORIZED], UNAUTHORIZED, msg, [(_WWW_AUTHENTICATE, b'Bearer realm="warden"')]
             )
             return
+        scope.setdefault("state", {})["identity"] = identity
         await self.app(scope, receive, send)
 
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from agent_core import wire
 from agent_core.chunks import Chunk
-from agent_core.views import SuspendedRun, UnreadableRun
+from agent_core.views import AuditPage, SuspendedRun, UnreadableRun
 
 _ERROR_SCHEMA = {
     "type": "object",
@@ -32,6 +32,7 @@ _ERROR_SCHEMA = {
 # Every error answer a route can give, by status: the route table says which apply to a route.
 _ERRORS = {
     "401": "Missing or invalid bearer token (UNAUTHORIZED)",
+    "403": "The token's role does not allow this (FORBIDDEN); nothing was changed",
     "404": "Unknown agent, or no such run for this agent (AGENT_NOT_FOUND, AGENT_RESUME_NO_SNAPSHOT_FOUND)",
     "408": "The request body did not arrive within the server's deadline (REQUEST_TIMEOUT)",
     "409": "The call was already decided or is not pending (AGENT_TOOL_CALL_ALREADY_DECIDED, ...)",
@@ -49,6 +50,8 @@ def _errors_for(spec: Any) -> list[str]:
     statuses = ["503"] if spec.path.startswith("/api/") else []
     if spec.auth:
         statuses.append("401")
+    if getattr(spec, "role", "viewer") != "viewer":
+        statuses.append("403")
     if "{agentId}" in spec.path or "{runId}" in spec.path or spec.query is not None:
         statuses.append("404")  # an unknown agent or run (a listing's agentId filter included)
     if spec.query is not None or spec.body is not None:
@@ -98,6 +101,8 @@ def _response_schema(spec: Any, components: dict[str, Any]) -> dict[str, Any]:
             },
         }
         return {"type": "object", "additionalProperties": agent}
+    if spec.name == "listAudit":
+        return _view_schema(AuditPage, components)
     if spec.name == "getSuspendedRun":
         return _view_schema(SuspendedRun, components)
     if spec.name in ("listSuspendedRuns", "listAllSuspendedRuns"):

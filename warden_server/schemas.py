@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints, model_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictBool, StringConstraints, model_validator
 
 #: A thread, resource, run or tool-call id: a non-empty string.
 Id = Annotated[str, StringConstraints(min_length=1)]
@@ -164,6 +164,18 @@ class AllSuspendedRunsQuery(SuspendedRunsQuery):
     """``GET /api/suspended-runs``: every agent's pending runs, or one agent's with ``agentId``."""
 
     agent_id: Id | None = Field(default=None, alias="agentId")
+
+
+class AuditQuery(_Body):
+    """``GET /api/audit``: entries in order; ``after`` is the ``seq`` to continue from (``nextAfter``)."""
+
+    run_id: Id | None = Field(default=None, alias="runId")
+    agent_id: Id | None = Field(default=None, alias="agentId")
+    actor: Id | None = None
+    decision: Id | None = None
+    since: AwareDatetime | None = None
+    after: int = Field(default=0, ge=0, le=2**53)
+    limit: int = Field(default=100, ge=1, le=1000)
 
 
 BODY_MODELS: dict[str, type[BaseModel]] = {

@@ -1,0 +1,113 @@
+"""``warden audit``: read the audit trail (who decided what, when), and ``warden audit verify`` its hash chain."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+import typer
+
+from tui.cli_common import AppOption, DbOption, fail, merge_settings, run_on_runtime
+
+audit_app = typer.Typer(
+    add_completion=False,
+    invoke_without_command=True,
+    rich_markup_mode=None,
+    help="The audit trail: every decision, who made it, chained by hashes.",
+)
+
+_RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
+_UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_since(text: str) -> float:
+    """``2026-01-31``, ``2026-01-31T12:00:00Z`` (UTC unless an offset is given), or ``90m`` / ``2h`` / ``7d`` ago."""
+    m = _RELATIVE.match(text.strip())
+    if m:
+        return time.time() - float(m.group(1)) * _UNIT[m.group(2)]
+    try:
+        when = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise typer.BadParameter(f"{text!r}: give an ISO 8601 time or an age like 30m, 2h, 7d") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.timestamp()
+
+
+def _row(e: Any) -> str:
+    when = e.time.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+    extra = f"  {e.reason}" if e.reason else ""
+    if e.args is not None:
+        extra += f"  args={json.dumps(e.args, ensure_ascii=False)}"
+    if e.grant_id:
+        extra += f"  grant={e.grant_id}"
+    who = e.actor or "-"
+    return f"{e.seq:>6}  {when}  {who:<16} {e.decision:<20} {e.tool_name:<18} {e.run_id} {e.tool_call_id}{extra}"
+
+
+@audit_app.callback()
+def audit(
+    ctx: typer.Context,
+    run: Annotated[str | None, typer.Option("--run", help="Only this run")] = None,
+    agent: Annotated[str | None, typer.Option("--agent", help="Only this agent")] = None,
+    actor: Annotated[str | None, typer.Option("--actor", help="Only decisions by this actor")] = None,
+    decision: Annotated[str | None, typer.Option("--decision", help="Only this decision (e.g. declined)")] = None,
+    since: Annotated[str | None, typer.Option("--since", help="ISO 8601 time, or an age: 30m, 2h, 7d")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most this many entries")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON array")] = False,
+    as_jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON object per line")] = False,
+    db: DbOption = None,
+    app_spec: AppOption = None,
+) -> None:
+    """List audit entries in order (oldest first)."""
+    ctx.obj = merge_settings(ctx, db, app_spec)
+    if ctx.invoked_subcommand is not None:
+        return
+    if as_json and as_jsonl:
+        fail("--json and --jsonl: choose one", 2)
+    since_ts = parse_since(since) if since else None
+
+    async def go(runtime: Any) -> None:
+        entries: list[Any] = []
+        after = 0
+        while limit is None or len(entries) < limit:
+            want = 500 if limit is None else min(500, limit - len(entries))
+            page = await runtime.audit_log(
+                run_id=run, agent_id=agent, actor=actor, since=since_ts, decision=decision, after=after, limit=want
+            )
+            entries.extend(page.entries)
+            if as_jsonl:
+                for e in page.entries:
+                    typer.echo(json.dumps(e.model_dump(mode="json", by_alias=True), ensure_ascii=False))
+            elif not as_json:
+                for e in page.entries:
+                    typer.echo(_row(e))
+            if page.next_after is None:
+                break
+            after = page.next_after
+        if as_json:
+            typer.echo(json.dumps([e.model_dump(mode="json", by_alias=True) for e in entries], ensure_ascii=False))
+        elif not as_jsonl and not entries:
+            typer.echo("no audit entries", err=True)
+
+    run_on_runtime(ctx.obj, go)
+
+
+@audit_app.command("verify")
+def verify(ctx: typer.Context, db: DbOption = None, app_spec: AppOption = None) -> None:
+    """Check the hash chain of the whole trail; exit 1 naming the first broken entry."""
+    outcome: dict[str, Any] = {}
+    settings = merge_settings(ctx, db, app_spec)
+
+    async def go(runtime: Any) -> None:
+        outcome["report"] = await runtime.verify_audit()
+
+    run_on_runtime(settings, go)
+    report = outcome["report"]
+    unsealed = f" ({report.unsealed} older entries from before the chain were not checked)" if report.unsealed else ""
+    if not report.ok:
+        fail(f"audit trail BROKEN at entry {report.broken_seq}: {report.problem}", 1)
+    typer.echo(f"audit trail intact: {report.checked} entries verified{unsealed}")
