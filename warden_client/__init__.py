@@ -13,6 +13,7 @@ HTTP errors come back as the runtime's own ``WardenError`` subclasses (by ``code
 from warden_client._async import RemoteAgent, RemoteAgentStream, WardenClient
 from warden_client._sync import SyncAgentStream, SyncRemoteAgent, SyncWardenClient
 from warden_client.errors import (
+    Forbidden,
     InvalidRequest,
     ProtocolError,
     RequestTooLarge,
@@ -22,6 +23,7 @@ from warden_client.errors import (
 )
 
 __all__ = [
+    "Forbidden",
     "InvalidRequest",
     "ProtocolError",
     "RemoteAgent",

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator, Sequence
+from datetime import datetime
 from typing import Any
 
 import httpx
@@ -16,7 +17,7 @@ from httpx_sse import EventSource
 from agent_core import wire
 from agent_core.chunks import Chunk
 from agent_core.stream import GenerateResult
-from agent_core.views import SuspendedRun, SuspendedRunList
+from agent_core.views import AuditPage, SuspendedRun, SuspendedRunList
 from warden_client._common import (
     DEFAULT_TIMEOUT,
     StreamState,
@@ -341,6 +342,26 @@ class SyncWardenClient:
             agent_id=agent_id, thread_id=thread_id, resource_id=resource_id, page=page, per_page=per_page
         )
         return suspended_run_list(json_of(self.http.get(wire.SUSPENDED_RUNS, params=params)))
+
+    def audit_log(
+        self,
+        *,
+        run_id: str | None = None,
+        agent_id: str | None = None,
+        actor: str | None = None,
+        decision: str | None = None,
+        since: datetime | None = None,
+        after: int = 0,
+        limit: int = 100,
+    ) -> AuditPage:
+        """Audit entries in order, like ``Runtime.audit_log``; ``page.next_after`` pages on (needs a viewer token)."""
+        params: dict[str, Any] = {"after": after, "limit": limit}
+        for key, value in (("runId", run_id), ("agentId", agent_id), ("actor", actor), ("decision", decision)):
+            if value is not None:
+                params[key] = value
+        if since is not None:
+            params["since"] = since.isoformat()
+        return AuditPage.model_validate(json_of(self.http.get(wire.AUDIT, params=params)))
 
     def get_suspended_run(self, run_id: str) -> SuspendedRun:
         """One pending run, like ``Runtime.get_suspended_run`` (``SnapshotNotFound`` if none)."""

@@ -13,6 +13,12 @@ class Unauthorized(WardenError):
     code = wire.UNAUTHORIZED
 
 
+class Forbidden(WardenError):
+    """403: the token is valid but its role does not allow this (nothing was changed)."""
+
+    code = wire.FORBIDDEN
+
+
 class RequestTooLarge(WardenError):
     """413: the request body is over the server's limit."""
 

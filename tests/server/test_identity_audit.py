@@ -141,3 +141,30 @@ def test_serve_webhook_posts_a_signed_notice_when_a_call_waits(servers):
         assert receiver.requests == 2 and delivery, "retried after the first failure, same delivery id"
     finally:
         receiver.close()
+
+
+def test_sdk_reads_the_audit_and_a_viewer_gets_forbidden(servers, tmp_path):
+    import asyncio
+
+    from warden_client import Forbidden, SyncWardenClient, WardenClient
+
+    f = tmp_path / "tokens.json"
+    viewer, approver = add_token(f, "vera", "viewer"), add_token(f, "ann", "approver")
+    server = servers.start("a", token=None, extra_args=("--tokens-file", str(f)))
+    with SyncWardenClient(server.url, token=approver) as ann, SyncWardenClient(server.url, token=viewer) as vera:
+        with raw(server.url, token=approver) as c:
+            run_id = suspend_delete(c, "r1")["runId"]
+        try:
+            vera.agent("ops").approve_tool_call(run_id=run_id).consume()
+            raise AssertionError("a viewer decided")
+        except Forbidden:
+            pass
+        ann.agent("ops").decline_tool_call(run_id=run_id, reason="no").consume()
+        page = vera.audit_log()
+        assert [(e.actor, e.decision, e.run_id) for e in page.entries] == [("ann", "declined", run_id)]
+
+    async def read() -> list[str | None]:
+        async with WardenClient(server.url, token=viewer) as client:
+            return [e.actor for e in (await client.audit_log(actor="ann")).entries]
+
+    assert asyncio.run(read()) == ["ann"]
