@@ -314,6 +314,12 @@ class WardenApp(App[None]):
             self.open_dialog(target)
 
     # -- other actions -------------------------------------------------------------------------
+    def action_audit(self) -> None:
+        from tui.screens.audit import AuditScreen
+
+        if not isinstance(self.screen, AuditScreen):
+            self.push_screen(AuditScreen())
+
     def action_help(self) -> None:
         from tui.screens.help import HelpScreen  # rich.table only when asked
 

@@ -146,7 +146,25 @@ class ConsoleBackend(Protocol):
 
     async def get_run(self, run_id: str) -> PendingRun: ...
 
+    async def audit(self, *, last: int = 200) -> list[Any]:
+        """The newest ``last`` audit entries (``agent_core.views.AuditEntry``), oldest first."""
+        ...
+
     async def aclose(self) -> None: ...
+
+
+async def _last_entries(read: Any, last: int) -> list[Any]:
+    """Page through ``read(after=, limit=)`` (an ``AuditPage`` source) keeping the newest ``last`` entries."""
+    import collections
+
+    kept: collections.deque[Any] = collections.deque(maxlen=last)
+    after = 0
+    while True:
+        page = await read(after=after, limit=1000)
+        kept.extend(page.entries)
+        if page.next_after is None:
+            return list(kept)
+        after = page.next_after
 
 
 def _kind(call: Any) -> Kind:
@@ -236,6 +254,9 @@ class LocalBackend:
 
     async def get_run(self, run_id: str) -> PendingRun:
         return pending_run_from_runtime(await self.runtime.get_suspended_run(run_id))
+
+    async def audit(self, *, last: int = 200) -> list[Any]:
+        return await _last_entries(self.runtime.audit_log, last)
 
     async def aclose(self) -> None:
         await self.runtime.aclose()
@@ -343,6 +364,9 @@ class RemoteBackend:
         run = await self.client.get_suspended_run(run_id)
         self._run_agent[run_id] = run.agent_id
         return pending_run_from_runtime(run)
+
+    async def audit(self, *, last: int = 200) -> list[Any]:
+        return await _last_entries(self.client.audit_log, last)
 
     async def aclose(self) -> None:
         await self.client.aclose()

@@ -15,6 +15,7 @@ APP: list[BindingType] = [
         tooltip="List runs waiting for a decision in the store",
     ),
     Binding("ctrl+n", "new_run", "New run", id="app.new_run", tooltip="Clear the log and focus the prompt"),
+    Binding("f3", "audit", "Audit", id="app.audit", show=False, tooltip="Who decided what: the newest audit entries"),
     Binding(
         "ctrl+p",
         "command_palette",
@@ -85,11 +86,17 @@ ERROR: list[BindingType] = [
 ]
 
 #: (section title, bindings) for the help screen.
+AUDIT: list[BindingType] = [
+    Binding("r", "refresh", "Refresh", id="audit.refresh", tooltip="Read the audit trail again"),
+    Binding("escape,f3,q", "close", "Close", id="audit.close", tooltip="Close the audit trail"),
+]
+
 SECTIONS: list[tuple[str, list[BindingType]]] = [
     ("Everywhere", APP),
     ("Run screen", RUN_SCREEN),
     ("Approval dialog", APPROVAL),
     ("Input form", RESUME_FORM),
     ("Pending runs", PICKER),
+    ("Audit trail", AUDIT),
     ("Help", HELP),
 ]
