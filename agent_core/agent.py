@@ -285,6 +285,7 @@ class Agent:
         run_id: str | None = None,
         resume_data: Any = None,
         reason: str | None = None,
+        actor: str | None = None,
     ) -> AgentStream:
         return await self.runtime.send_tool_approval(
             self,
@@ -295,4 +296,5 @@ class Agent:
             run_id=run_id,
             resume_data=resume_data,
             reason=reason,
+            actor=actor,
         )

@@ -370,6 +370,7 @@ class Decisions:
         run_id: str | None = None,
         resume_data: Any = None,
         reason: str | None = None,
+        actor: str | None = None,
     ) -> AgentStream:
         """Decide a thread's pending call without knowing its run id: found in storage."""
         if run_id is None:
@@ -400,7 +401,9 @@ class Decisions:
         else:
             kind = None
         if not approved:
-            return await self.decide(agent, "decline", run_id=run_id, tool_call_id=tool_call_id, reason=reason)
+            return await self.decide(
+                agent, "decline", run_id=run_id, tool_call_id=tool_call_id, reason=reason, actor=actor
+            )
         if kind == "suspend" or (kind is None and resume_data is not None):
             return await self.decide(
                 agent,
@@ -408,8 +411,9 @@ class Decisions:
                 run_id=run_id,
                 tool_call_id=tool_call_id,
                 resume_data=resume_data if resume_data is not None else {},
+                actor=actor,
             )
-        return await self.decide(agent, "approve", run_id=run_id, tool_call_id=tool_call_id)
+        return await self.decide(agent, "approve", run_id=run_id, tool_call_id=tool_call_id, actor=actor)
 
 
 def _idempotent(agent: HostedAgent, call: PendingCallRow) -> bool:

@@ -258,6 +258,7 @@ class Runtime:
         run_id: str | None = None,
         resume_data: Any = None,
         reason: str | None = None,
+        actor: str | None = None,
     ) -> AgentStream:
         """Decide a thread's pending call without knowing its run id: found in storage."""
         return await self._decisions.send_tool_approval(
@@ -269,6 +270,7 @@ class Runtime:
             run_id=run_id,
             resume_data=resume_data,
             reason=reason,
+            actor=actor,
         )
 
     def add_pending_listener(self, callback: PendingCallback) -> None:

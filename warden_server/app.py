@@ -215,6 +215,7 @@ async def send_tool_approval(request: Request) -> Response:
         run_id=body.run_id,
         resume_data=body.resume_data,
         reason=body.reason,
+        actor=_actor(request),
     )
     pump = StreamPump(s, request.app.state.stream_pumps, request.app.state.secrets)
     await pump.wait()  # the run continues even if this request is dropped

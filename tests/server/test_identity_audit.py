@@ -58,17 +58,21 @@ def test_roles_actors_and_the_audit_route(servers, tmp_path):
         second = suspend_delete(ann, "r2", thread="t2")
         r, _ = sse_post(ann, f"{A}/decline-tool-call", {"runId": second["runId"], "reason": "not that one"})
         assert r.status_code == 200
+        suspend_delete(ann, "r3", thread="t3")
+        r = ann.post(f"{A}/send-tool-approval", json={"threadId": "t3", "approved": False})
+        assert r.status_code == 200, r.text
         page = vera.get("/api/audit").json()
-        assert [(e["actor"], e["decision"], e["runId"]) for e in page["entries"]] == [
+        assert [(e["actor"], e["decision"], e["runId"]) for e in page["entries"]][:2] == [
             ("ann", "approved", run_id),
             ("ann", "declined", second["runId"]),
         ]
+        assert [(e["actor"], e["decision"]) for e in page["entries"][2:]] == [("ann", "declined")]
         assert page["entries"][1]["reason"] == "not that one" and page["entries"][1]["prevHash"]
         assert page["nextAfter"] is None
         one = vera.get("/api/audit", params={"limit": 1}).json()
         assert len(one["entries"]) == 1 and one["nextAfter"] == 1
         rest = vera.get("/api/audit", params={"after": 1}).json()["entries"]
-        assert [e["seq"] for e in rest] == [2]
+        assert [e["seq"] for e in rest] == [2, 3]
         assert vera.get("/api/audit", params={"runId": run_id}).json()["entries"][0]["decision"] == "approved"
         assert vera.get("/api/audit", params={"actor": "nobody"}).json()["entries"] == []
         assert vera.get("/api/audit", params={"since": "2999-01-01T00:00:00Z"}).json()["entries"] == []
