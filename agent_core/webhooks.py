@@ -35,7 +35,7 @@ SIGNATURE_HEADER = "Warden-Signature"
 DELIVERY_HEADER = "Warden-Delivery"
 EVENT_HEADER = "Warden-Event"
 #: the actor of ``notification-failed`` audit entries.
-WEBHOOK_ACTOR = "warden:webhook"
+WEBHOOK_ACTOR = "warden-webhook"
 
 
 def sign(secret: str, body: bytes, timestamp: int | None = None) -> str:

@@ -137,6 +137,6 @@ async def test_a_delivery_that_fails_for_good_is_logged_in_the_audit_trail():
             await asyncio.sleep(0.1)
             entries = (await rt.audit_log(decision="notification-failed")).entries
             assert receiver.requests == 3 and len(entries) == 1
-            assert entries[0].actor == "warden:webhook" and "HTTP 500 after 3 attempts" in (entries[0].reason or "")
+            assert entries[0].actor == "warden-webhook" and "HTTP 500 after 3 attempts" in (entries[0].reason or "")
     finally:
         receiver.close()
