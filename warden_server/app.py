@@ -55,7 +55,7 @@ class RouteSpec:
     summary: str
     body: type[BaseModel] | None = None
     query: type[BaseModel] | None = None
-    response: str = "json"  # "json" | "sse"
+    response: str = "json"  # "json" | "sse" (a run's chunks) | "events" (store events)
     auth: bool = True
 
 
@@ -241,7 +241,7 @@ ROUTES: list[tuple[RouteSpec, Callable[[Request], Awaitable[Response]]]] = [
     (RouteSpec("GET", wire.OPENAPI, "openapi", "This document"), openapi),
     (RouteSpec("GET", wire.AGENTS, "listAgents", "Agents of the runtime, keyed by agent id"), list_agents),
     (
-        RouteSpec("GET", events.EVENTS, "events", "Live updates of pending runs (SSE)", response="sse"),
+        RouteSpec("GET", events.EVENTS, "events", "Live updates of pending runs (SSE)", response="events"),
         events.stream_events,
     ),
     (
