@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from agent_core.chunks import Chunk
+from tui.context import RunContext
 
 Kind = Literal["approval", "input"]
 
@@ -146,6 +147,10 @@ class ConsoleBackend(Protocol):
 
     async def get_run(self, run_id: str) -> PendingRun: ...
 
+    async def run_context(self, run_id: str) -> RunContext:
+        """The stored run's calls with their context, its conversation, and its decisions."""
+        ...
+
     async def aclose(self) -> None: ...
 
 
@@ -236,6 +241,15 @@ class LocalBackend:
 
     async def get_run(self, run_id: str) -> PendingRun:
         return pending_run_from_runtime(await self.runtime.get_suspended_run(run_id))
+
+    async def run_context(self, run_id: str) -> RunContext:
+        from tui.context import run_context
+
+        return await run_context(self.runtime, run_id)
+
+    @property
+    def actor(self) -> str | None:
+        return getattr(self.runtime, "actor", None)
 
     async def aclose(self) -> None:
         await self.runtime.aclose()
@@ -343,6 +357,9 @@ class RemoteBackend:
         run = await self.client.get_suspended_run(run_id)
         self._run_agent[run_id] = run.agent_id
         return pending_run_from_runtime(run)
+
+    async def run_context(self, run_id: str) -> RunContext:
+        return RunContext.from_json(await self.client.get_run_context(run_id))
 
     async def aclose(self) -> None:
         await self.client.aclose()

@@ -43,11 +43,41 @@ APPROVAL: list[BindingType] = [
     ),
     Binding("n", "decline", "Decline", id="approval.decline", tooltip="Decline, then type an optional reason"),
     Binding("escape", "leave", "Leave pending", id="approval.leave", tooltip="Close; the call stays pending"),
+    Binding(
+        "enter",
+        "confirm_decline",
+        "Decline with this reason",
+        id="approval.confirm_decline",
+        priority=True,
+        tooltip="While declining: decline, the reason goes to the model",
+    ),
+    Binding("escape", "back", "Back to the choice", id="approval.back", tooltip="While declining: back to y / n"),
+    Binding(
+        "pagedown",
+        "scroll_args(1)",
+        "More args",
+        id="approval.args_down",
+        show=False,
+        tooltip="Scroll the arguments down",
+    ),
+    Binding(
+        "pageup", "scroll_args(-1)", "Args up", id="approval.args_up", show=False, tooltip="Scroll the arguments up"
+    ),
 ]
 
 RESUME_FORM: list[BindingType] = [
     Binding("ctrl+s", "submit", "Submit", id="form.submit", tooltip="Validate and resume the tool"),
     Binding("escape", "leave", "Leave pending", id="form.leave", tooltip="Close; the call stays pending"),
+    Binding("ctrl+d", "decline", "Decline call", id="form.decline", tooltip="Decline the call, with a reason"),
+    Binding(
+        "enter",
+        "confirm_decline",
+        "Decline with this reason",
+        id="form.confirm_decline",
+        priority=True,
+        tooltip="While declining: decline, the reason goes to the model",
+    ),
+    Binding("escape", "back", "Back to the form", id="form.back", tooltip="While declining: back to the form"),
 ]
 
 PICKER: list[BindingType] = [

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Input, Select, Static
@@ -16,7 +16,7 @@ from tui.components.chunk_log import ChunkLog
 from tui.components.pending_panel import PendingPanel
 from tui.components.render import render_chunk
 from tui.components.status_bar import StatusBar
-from tui.messages import CallsGone, DecisionNeeded, OpenCall, RunRequested
+from tui.messages import CallsGone, DecisionNeeded, OpenCall, ReviewWaiting, RunRequested
 from tui.reconcile import Shown, StoreView, reconcile, runs_to_check
 from tui.screens.base import WardenScreen
 from tui.untrusted import safe_text
@@ -71,6 +71,8 @@ class RunScreen(WardenScreen[None]):
         self._polling = False
         self._hint = HINT
         self._calls_shown: set[tuple[str, str]] = set()
+        #: Calls announced in the banner, waiting for the operator to stop typing or press f2.
+        self.waiting: list[PendingCall] = []
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="top-bar"):
@@ -79,6 +81,7 @@ class RunScreen(WardenScreen[None]):
                 options, value=self.agents[0].id if self.agents else Select.NULL, allow_blank=False, id="agent-picker"
             )
             yield Input(placeholder="Ask the agent… (enter to send)", id="prompt")
+        yield Static("", id="waiting-banner", classes="hidden")
         with Horizontal(id="main"):
             yield ChunkLog(id="log", flush_interval=self.flush_interval, max_lines=self.max_log_lines)
             with Vertical(id="side"):
@@ -140,6 +143,40 @@ class RunScreen(WardenScreen[None]):
         event.input.value = ""
         self.log_view.write_entry(Text.assemble(Text("you › ", style="bold"), safe_text(prompt)))
         self.post_message(RunRequested(agent_id, prompt))
+
+    @property
+    def prompt_text(self) -> str:
+        return self.query_one("#prompt", Input).value
+
+    def type_into_prompt(self, event: events.Key) -> None:
+        """A key bounced off a dialog (``tui.typing_guard``): it goes where the operator was typing."""
+        prompt = self.query_one("#prompt", Input)
+        if event.is_printable and event.character:
+            prompt.insert_text_at_cursor(event.character)
+        elif event.key == "backspace":
+            prompt.action_delete_left()
+        elif event.key == "enter":
+            self.call_later(prompt.action_submit)
+        self.call_after_refresh(prompt.focus)
+
+    def show_waiting(self, calls: list[PendingCall]) -> None:
+        """The banner: calls waiting for a decision whose dialog has not opened (the operator types)."""
+        self.waiting = list(calls)
+        banner = self.query_one("#waiting-banner", Static)
+        if not calls:
+            banner.add_class("hidden")
+            banner.update("")
+            return
+        first = calls[0]
+        what = "approval" if first.kind == "approval" else "input"
+        text = Text("◆ ", style="bold black on yellow")
+        text.append_text(safe_text(first.tool_name, "bold", multiline=False))
+        text.append(f" waits for your {what}")
+        if len(calls) > 1:
+            text.append(f" (+{len(calls) - 1} more)")
+        text.append(" — f2 to review; it opens when you stop typing", style="italic")
+        banner.update(text)
+        banner.remove_class("hidden")
 
     # -- chunks --------------------------------------------------------------------------------
     def handle_chunk(self, chunk: Chunk) -> None:
@@ -252,6 +289,9 @@ class RunScreen(WardenScreen[None]):
 
     # -- actions -------------------------------------------------------------------------------
     def action_decide_focused(self) -> None:
+        if self.waiting:
+            self.post_message(ReviewWaiting())
+            return
         call = self.pending.focused_call
         if call is not None:
             self.post_message(OpenCall(call))
