@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
+from rich.text import Text
 from textual import events
 from textual.app import App, SystemCommand
 from textual.screen import Screen
@@ -20,6 +21,7 @@ from textual.worker import Worker
 from agent_core.errors import WardenError
 from tui import keymap
 from tui.backend import GONE, ConsoleBackend, PendingCall, RunStream
+from tui.context import RunContext
 from tui.messages import CallResolved, CallsGone, DecideCall, DecisionNeeded, OpenCall, ReviewWaiting, RunRequested
 from tui.reconcile import Removal, dialogs_to_close
 from tui.screens.approval import ApprovalDecision, ApprovalModal
@@ -28,7 +30,7 @@ from tui.screens.picker import PendingPicker
 from tui.screens.resume_form import FormDecline, ResumeFormModal
 from tui.screens.run import RunScreen
 from tui.typing_guard import BURST_GAP, OPEN_GUARD, QUIET, TypingGuard
-from tui.untrusted import escape_unsafe
+from tui.untrusted import escape_unsafe, safe_text
 
 #: Chunks handled between two explicit yields to the event loop (keys stay responsive).
 YIELD_EVERY = 64
@@ -341,6 +343,7 @@ class WardenApp(App[None]):
                 self.decide(call, approve=False, reason=stream.reason)
         elif stream is not None and call is not None:
             self.decisions += 1
+            self.run_screen.log_decision(call, "resumed", self.actor_label, None)
             self.post_message(CallResolved(call.run_id, call.tool_call_id))
             self.run_backend(lambda: self.consume(stream), "The resumed run failed")
         self._dialog_closed()
@@ -350,7 +353,9 @@ class WardenApp(App[None]):
 
     def calls_decided_elsewhere(self, removals: list[Removal]) -> None:
         """A poll found calls no longer pending: close an open dialog on one of them (acting
-        on it could only fail), with a notification saying why; drop queued ones."""
+        on it could only fail), with a notification saying why; drop queued ones. The log says
+        what was decided and by whom (the store's audit log)."""
+        self.run_backend(lambda: self._log_decided_elsewhere([r.call for r in removals]), "Could not read decisions")
         queued = {r.call.key for r in dialogs_to_close(removals, self._dialog_queue)}
         self._dialog_queue = deque(c for c in self._dialog_queue if c.key not in queued)
         dialogs = [s for s in self.screen_stack if isinstance(s, ApprovalModal | ResumeFormModal)]
@@ -363,11 +368,24 @@ class WardenApp(App[None]):
                     call_id = escape_unsafe(call.tool_call_id, multiline=False)
                     self.notify(
                         f"{tool} (run {call.run_id[:8]}, call {call_id}) was decided elsewhere "
-                        "or its run ended; its dialog was closed.",
+                        "or its run ended; its dialog was closed (the log says who decided).",
                         title="No longer pending",
                         severity="warning",
                         markup=False,
                     )
+
+    async def _log_decided_elsewhere(self, calls: list[PendingCall]) -> None:
+        contexts: dict[str, RunContext] = {}
+        for call in calls:
+            if call.run_id not in contexts:
+                contexts[call.run_id] = await self.backend.run_context(call.run_id)
+            decision = contexts[call.run_id].decision_of(call.tool_call_id)
+            if decision is not None:
+                self.run_screen.log_decision(call, decision.decision, decision.actor, decision.reason, elsewhere=True)
+            else:
+                line = Text("◇ no longer pending (its run ended): ", style="dim")
+                line.append_text(safe_text(call.tool_name, "bold", multiline=False))
+                self.run_screen.log_view.write_entry(line)
 
     def on_call_resolved(self, message: CallResolved) -> None:
         self.run_screen.pending.remove_call(message.run_id, message.tool_call_id)
@@ -386,6 +404,7 @@ class WardenApp(App[None]):
                     self.post_message(CallResolved(call.run_id, call.tool_call_id))
                 raise
             self.decisions += 1
+            self.run_screen.log_decision(call, "approved" if approve else "declined", self.actor_label, reason)
             self.post_message(CallResolved(call.run_id, call.tool_call_id))
             await self.consume(stream)
             if isinstance(self.screen, PendingPicker):
@@ -422,6 +441,10 @@ class WardenApp(App[None]):
     async def _open_run(self, call: PendingCall) -> None:
         run = await self.backend.get_run(call.run_id)
         screen = self.run_screen
+        try:
+            screen.replay(await self.backend.run_context(call.run_id))
+        except WardenError:
+            pass  # the context is a help: the call can be decided without it
         for c in run.calls:
             screen.show_call(c)
         target = next((c for c in run.calls if c.tool_call_id == call.tool_call_id), None)

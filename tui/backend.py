@@ -37,6 +37,8 @@ class AgentInfo:
     model_id: str
     is_demo: bool
     description: str = ""
+    #: Prompts to try (the demo agents' own; an agent may set ``examples``).
+    examples: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -184,6 +186,17 @@ def pending_run_from_runtime(run: Any) -> PendingRun:
     return PendingRun(run.run_id, run.agent_id, run.thread_id, run.resource_id, suspended_at, calls)
 
 
+def _examples(key: str, agent: Any, model: Any) -> tuple[str, ...]:
+    own = getattr(agent, "examples", None)
+    if own:
+        return tuple(str(e) for e in own)
+    if getattr(model, "is_demo", False):
+        from tui.demo.agents import EXAMPLES
+
+        return EXAMPLES.get(key, ())
+    return ()
+
+
 class LocalBackend:
     """A ``ConsoleBackend`` over an in-process ``agent_core.Runtime``."""
 
@@ -206,6 +219,7 @@ class LocalBackend:
                     model_id=getattr(model, "model_id", str(model)),
                     is_demo=bool(getattr(model, "is_demo", False)),
                     description=getattr(agent, "description", "") or "",
+                    examples=_examples(key, agent, model),
                 )
             )
         return out

@@ -6,6 +6,14 @@ from textual.binding import Binding, BindingType
 
 APP: list[BindingType] = [
     Binding("f1", "help", "Help", id="app.help", tooltip="Show all key bindings"),
+    Binding(
+        "question_mark",
+        "help",
+        "Help",
+        id="app.help_question",
+        show=False,
+        tooltip="Show all key bindings (when not typing in a field)",
+    ),
     Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True, tooltip="Quit the console"),
     Binding(
         "ctrl+o",
@@ -30,7 +38,7 @@ RUN_SCREEN: list[BindingType] = [
         "f2", "decide_focused", "Decide", id="run.decide", tooltip="Open the dialog of the highlighted pending call"
     ),
     Binding("ctrl+l", "focus_log", "Log", id="run.focus_log", show=False, tooltip="Focus the chunk log"),
-    Binding("ctrl+t", "cycle_agent", "Next agent", id="run.cycle_agent", show=False, tooltip="Select the next agent"),
+    Binding("ctrl+t", "cycle_agent", "Next agent", id="run.cycle_agent", tooltip="Select the next agent"),
 ]
 
 APPROVAL: list[BindingType] = [

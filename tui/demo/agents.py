@@ -222,6 +222,18 @@ def build_demo_agents(db_path: str | Path, *, model: LanguageModel | None = None
     return {"ops": ops, "supervisor": supervisor}
 
 
+#: Prompts the offline demo model understands, per demo agent (the console's first screen shows them).
+EXAMPLES: dict[str, tuple[str, ...]] = {
+    "ops": (
+        "delete record abc-123",
+        "refund order ord-1042 for 250",
+        "send an email to ana@example.com saying hello",
+        "what's the weather",
+    ),
+    "supervisor": ("find user 12345",),
+}
+
+
 def build_demo_runtime(db_path: str | Path, *, model: LanguageModel | None = None, **store_options: Any) -> Runtime:
     """The demo agents on a ``SqliteStore`` at ``db_path`` (records in a sibling file)."""
     Path(db_path).parent.mkdir(parents=True, exist_ok=True)
