@@ -76,7 +76,9 @@ APPROVAL: list[BindingType] = [
 RESUME_FORM: list[BindingType] = [
     Binding("ctrl+s", "submit", "Submit", id="form.submit", tooltip="Validate and resume the tool"),
     Binding("escape", "leave", "Leave pending", id="form.leave", tooltip="Close; the call stays pending"),
-    Binding("ctrl+d", "decline", "Decline call", id="form.decline", tooltip="Decline the call, with a reason"),
+    Binding(
+        "ctrl+d", "decline", "Decline call", id="form.decline", priority=True, tooltip="Decline the call, with a reason"
+    ),
     Binding(
         "enter",
         "confirm_decline",

@@ -203,18 +203,7 @@ class ApprovalModal(WardenModal[ApprovalDecision]):
         """Give the arguments what the terminal leaves after everything that must stay visible."""
         if not self.is_attached:
             return
-        dialog = self.query_one("#dialog", Vertical)
-        scroll = self.query_one("#args-scroll", VerticalScroll)
-        args = self.query_one("#args", Static)
-        fixed = dialog.styles.gutter.height + sum(
-            c.outer_size.height for c in dialog.children if c is not scroll and c.display
-        )
-        footer = self.query_one(Footer).outer_size.height
-        room = self.size.height - footer - fixed
-        natural = args.outer_size.height + scroll.styles.gutter.height
-        height = max(3, min(natural, room))
-        if scroll.styles.height is None or scroll.styles.height.value != height:
-            scroll.styles.height = height
+        self.fit_scroll("#dialog", "#args-scroll", self.query_one("#args", Static).outer_size.height)
         self.call_after_refresh(self._update_more_cue)
 
     def _update_more_cue(self) -> None:

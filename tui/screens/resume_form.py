@@ -203,6 +203,16 @@ class ResumeFormModal(WardenModal[Any]):
         self.opened_at = self.clock()
         if self.fields:  # the first field has the focus: the operator types the answer at once
             self.query_one(f"#field-{self.fields[0].name}").focus()
+        self.call_after_refresh(self._fit)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fit)
+
+    def _fit(self) -> None:
+        """The fields scroll; the question, errors, reason and buttons stay visible (80x24 and up)."""
+        if self.is_attached:
+            scroll = self.query_one("#form-fields", VerticalScroll)
+            self.fit_scroll("#dialog", "#form-fields", scroll.virtual_size.height)
 
     def close_as_decided_elsewhere(self) -> bool:
         """Close without submitting (as ``esc``): another process resumed the call, or its run ended.
@@ -277,6 +287,7 @@ class ResumeFormModal(WardenModal[Any]):
         extra = [f"{k}: {v}" for k, v in per_field.items() if k not in known]
         message = "; ".join([general, *extra]).strip("; ")
         self.query_one("#form-error", Static).update(safe_text("✗ " + message, "bold red") if message else "")
+        self.call_after_refresh(self._fit)
 
     def action_submit(self) -> None:
         if self.stale or self.submitting or self.submitted:
@@ -319,6 +330,7 @@ class ResumeFormModal(WardenModal[Any]):
         self.query_one("#leave", Button).label = Content("Back  [esc]" if on else "Leave pending  [esc]")
         self.query_one("#decline", Button).label = Content("Decline  [enter]" if on else "Decline call  [ctrl+d]")
         self.refresh_bindings()
+        self.call_after_refresh(self._fit)
         if on:
             self.query_one("#reason", Input).focus()
         elif self.fields:
