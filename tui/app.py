@@ -15,7 +15,7 @@ from rich.text import Text
 from textual import events
 from textual.app import App, SystemCommand
 from textual.screen import Screen
-from textual.widgets import Input
+from textual.widgets import Input, Select, Switch
 from textual.worker import Worker
 
 from agent_core.errors import WardenError
@@ -34,6 +34,23 @@ from tui.untrusted import escape_unsafe, safe_text
 
 #: Chunks handled between two explicit yields to the event loop (keys stay responsive).
 YIELD_EVERY = 64
+
+
+#: Keys that type text: outside a field, a dialog has no use for them unless they are its bindings.
+_TYPING_KEYS = frozenset({"space", "enter", "backspace", "tab"})
+
+
+def _typed_elsewhere(screen: Screen, event: events.Key) -> bool:
+    """A typing key the dialog or picker on top does not bind: it was meant for the prompt."""
+    if not (event.is_printable or event.key in _TYPING_KEYS):
+        return False
+    bound = {k.strip() for b in [*keymap.APP, *screen.BINDINGS] for k in _binding_keys(b)}
+    return event.key not in bound
+
+
+def _binding_keys(binding: Any) -> list[str]:
+    key = binding.key if hasattr(binding, "key") else binding[0]
+    return str(key).split(",")
 
 
 class WardenApp(App[None]):
@@ -306,10 +323,11 @@ class WardenApp(App[None]):
         if not isinstance(top, ApprovalModal | ResumeFormModal | PendingPicker) or event.key == "escape":
             return False
         if not getattr(top, "bounced", False):
-            typing_field = isinstance(self.focused, Input) and self.focused.screen is top
-            if typing_field and self.clock() - top.opened_at >= self.guard.open_guard:
+            focused = self.focused
+            field = isinstance(focused, Input | Select | Switch) and focused.screen is top
+            if field and self.clock() - top.opened_at >= self.guard.open_guard:
                 return False  # typing a reason or a form field, deliberately opened
-            if self.guard.may_act(top.opened_at):
+            if self.guard.may_act(top.opened_at) and (field or not _typed_elsewhere(top, event)):
                 return False
             top.bounced = True
             if isinstance(top, PendingPicker):

@@ -40,7 +40,7 @@ async def test_approve_flow_runs_the_tool(db_path):
         await wait_for(pilot, lambda: showing(app, ApprovalModal), "approval dialog")
         modal = app.screen
         assert modal.call.tool_name == "delete_record" and modal.call.args == {"record_id": "abc-123"}
-        assert app.focused is not None and app.focused.id == "deny"  # Deny has the initial focus
+        assert app.focused is modal.query_one("#args-scroll")  # not a button: a typed space or enter presses nothing
         shown_fp = str(modal.query_one("#fingerprint", Static).render())
         assert modal.call.fingerprint and modal.call.fingerprint in shown_fp
         await pilot.press("y")

@@ -100,3 +100,24 @@ async def test_real_pauses_the_issue_scenario(db_path):
         assert app.decisions == 0
         assert "deleted" not in log_text(app)
     assert await _pending(db_path) == 1
+
+
+async def test_typing_resumed_long_after_the_dialog_opened_is_not_lost(db_path):
+    """A space (or any key the dialog does not bind) after a long pause: back to the prompt, not a button."""
+    clock = FakeClock()
+    app = demo_app(db_path, approval_guard=0.8, typing_quiet=1.0, burst_gap=0.5, clock=clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_prompt(pilot, "delete record abc-125")
+        await pilot.press(*"check my")
+        await wait_for(pilot, lambda: app.run_screen.waiting, "announced")
+        clock.advance(1.1)
+        await wait_for(pilot, lambda: showing(app, ApprovalModal), "dialog after the pause")
+        clock.advance(5)  # the operator looks away, then goes on typing
+        for ch in [" ", "o", "r", "d"]:
+            await pilot.press("space" if ch == " " else ch)
+            clock.advance(0.1)
+        await wait_for(pilot, lambda: not isinstance(app.screen, ApprovalModal), "dialog back to the banner")
+        await pilot.pause(0.1)
+        assert app.run_screen.prompt_text == "check my ord"
+        assert app.decisions == 0
+    assert await _pending(db_path) == 1

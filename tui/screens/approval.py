@@ -112,12 +112,16 @@ def step_line(ctx: CallContext | None) -> Text | None:
 class ApprovalModal(WardenModal[ApprovalDecision]):
     """``y`` approves with the fingerprint shown, ``n`` declines (then a reason), ``esc`` leaves it pending.
 
-    Deny has the initial focus, and keys/buttons are ignored for ``guard_seconds`` after the
-    dialog opens (the app also bounces bursts of typing back to the prompt).
+    No button takes the keyboard focus (space or enter typed for the prompt press nothing), and
+    keys/buttons are ignored for ``guard_seconds`` after the dialog opens; the app bounces bursts
+    of typing, and typing keys the dialog does not bind, back to the prompt.
     """
 
     BINDINGS = keymap.APPROVAL
-    AUTO_FOCUS = "#deny"
+    #: The arguments have the focus (arrows and pgdn scroll them); buttons answer the mouse and the
+    #: keyboard decides with y / n only, so a space or an enter typed for the prompt never presses a
+    #: button (the app bounces them to the prompt).
+    AUTO_FOCUS = "#args-scroll"
 
     def __init__(
         self,
@@ -155,7 +159,6 @@ class ApprovalModal(WardenModal[ApprovalDecision]):
                 yield Static(Text("⚠ " + summarize(self.findings), style="bold red"), id="hidden-warning")
             with VerticalScroll(id="args-scroll") as scroll:
                 scroll.border_title = "Arguments"
-                scroll.can_focus = False
                 yield Static(json_text(call.args), id="args")
             yield Static(step_line(self.context) or "", id="step-calls", classes="" if self.context else "hidden")
             run = Text(call.run_id, style="dim")
@@ -163,11 +166,11 @@ class ApprovalModal(WardenModal[ApprovalDecision]):
             run.append_text(safe_text(call.tool_call_id, "dim", multiline=False))
             yield Static(_field("Run", run), id="run-id")
             yield Static(_field("Fingerprint", Text(call.fingerprint or "—", style="green")), id="fingerprint")
-            yield Input(
-                placeholder="Reason for declining (optional, the model sees it)",
-                id="reason",
-                classes="hidden",
+            reason = Input(
+                placeholder="Reason for declining (optional, the model sees it)", id="reason", classes="hidden"
             )
+            reason.can_focus = False  # until declining
+            yield reason
             yield Static(
                 Text("enter: decline with this reason · esc: back to the choice", style="dim"),
                 id="reason-help",
@@ -188,6 +191,8 @@ class ApprovalModal(WardenModal[ApprovalDecision]):
     def on_mount(self) -> None:
         self.apply_cursor_blink()
         self.opened_at = self.clock()
+        for button in self.query(Button):
+            button.can_focus = False
         scroll = self.query_one("#args-scroll", VerticalScroll)
         self.watch(scroll, "scroll_y", lambda _: self._update_more_cue(), init=False)
         self.call_after_refresh(self._fit)
@@ -271,9 +276,11 @@ class ApprovalModal(WardenModal[ApprovalDecision]):
     def _enter_decline_mode(self) -> None:
         self.declining = True
         reason = self.query_one("#reason", Input)
+        reason.can_focus = True
         reason.remove_class("hidden")
         self.query_one("#reason-help").remove_class("hidden")
         self.query_one("#deny", Button).label = Content("Decline  [enter]")
+        self.query_one("#deny", Button).refresh(layout=True)
         self.query_one("#leave", Button).label = Content("Back  [esc]")
         self.query_one("#approve", Button).disabled = True
         self.refresh_bindings()
@@ -284,13 +291,14 @@ class ApprovalModal(WardenModal[ApprovalDecision]):
         self.declining = False
         reason = self.query_one("#reason", Input)
         reason.add_class("hidden")
+        reason.can_focus = False
         self.query_one("#reason-help").add_class("hidden")
         self.query_one("#deny", Button).label = Content("Deny  [n]")
         self.query_one("#leave", Button).label = Content("Leave pending  [esc]")
         self.query_one("#approve", Button).disabled = False
         self.refresh_bindings()
         self.call_after_refresh(self._fit)
-        self.query_one("#deny", Button).focus()
+        self.query_one("#args-scroll").focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """While declining the footer shows what enter and esc do; otherwise y / n / esc."""

@@ -201,6 +201,8 @@ class ResumeFormModal(WardenModal[Any]):
     def on_mount(self) -> None:
         self.apply_cursor_blink()
         self.opened_at = self.clock()
+        for button in self.query(Button):
+            button.can_focus = False  # ctrl+s / ctrl+d / esc decide; a typed space never presses one
         if self.fields:  # the first field has the focus: the operator types the answer at once
             self.query_one(f"#field-{self.fields[0].name}").focus()
         self.call_after_refresh(self._fit)
