@@ -285,6 +285,9 @@ class RunScreen(WardenScreen[None]):
         for entry in context.transcript:
             for line in render_transcript_entry(entry):
                 log.write_entry(line)
+            if not entry.agent_path or len(entry.agent_path) == 1:
+                # the resumed stream repeats the calls of its step: they are shown already
+                self._calls_shown.update((context.run_id, str(c.get("id"))) for c in entry.tool_calls)
 
     def run_ended(self, run_id: str, status: str | None) -> None:
         self.status.run_state = f"{status or 'ended'} {run_id[:8]}"
