@@ -97,6 +97,7 @@ class WardenApp(App[None]):
         #: the prompt is empty (sent or cleared); ``f2`` still opens it.
         self._held_by_typing = False
         self.bounced_keys = 0
+        self._after_bounce = False
         self.now = now or (lambda: datetime.now(UTC))
         self.picker_refresh = picker_refresh
         self.pending_refresh = pending_refresh
@@ -314,6 +315,12 @@ class WardenApp(App[None]):
             self.guard.key_pressed()
             if self._bounce(event):
                 return
+            if self._after_bounce and self.screen is self.run_screen:
+                # The dialog has just closed; until the prompt has the focus back, keys go to it.
+                if self.focused is None:
+                    self.run_screen.type_into_prompt(event)
+                    return
+                self._after_bounce = False
         await super().on_event(event)
 
     def _bounce(self, event: events.Key) -> bool:
@@ -341,6 +348,7 @@ class WardenApp(App[None]):
                 self._dialog_queue.appendleft(top.call)
                 top.dismiss(None)
         self.bounced_keys += 1
+        self._after_bounce = True
         self.run_screen.type_into_prompt(event)
         return True
 

@@ -206,13 +206,16 @@ class ApprovalModal(WardenModal[ApprovalDecision]):
 
     def _fit(self) -> None:
         """Give the arguments what the terminal leaves after everything that must stay visible."""
-        if not self.is_attached:
+        if not self.is_attached or not self.query("#args"):
             return
         self.fit_scroll("#dialog", "#args-scroll", self.query_one("#args", Static).outer_size.height)
         self.call_after_refresh(self._update_more_cue)
 
     def _update_more_cue(self) -> None:
-        scroll = self.query_one("#args-scroll", VerticalScroll)
+        found = self.query("#args-scroll")
+        if not self.is_attached or not found:  # closed meanwhile (a bounced key, a decision)
+            return
+        scroll = found.first(VerticalScroll)
         below = int(scroll.max_scroll_y - scroll.scroll_y)
         scroll.border_subtitle = f"▼ {below} more line(s) · pgdn/pgup" if below > 0 else ""
 

@@ -47,8 +47,8 @@ class WardenModal(WardenScreenMixin, ModalScreen[ResultType]):
         terminal leaves after everything else, which stays visible (80x24 and up)."""
         from textual.widgets import Footer
 
-        if not self.is_attached:
-            return
+        if not self.is_attached or not self.query(dialog_id) or not self.query(scroll_id):
+            return  # closed meanwhile
         dialog = self.query_one(dialog_id)
         scroll = self.query_one(scroll_id)
         fixed = (

@@ -35,7 +35,8 @@ RULE = Text.assemble(
     "esc leaves the call pending. Typing never decides: a call that arrives while you type waits in "
     "the banner and its dialog opens when you stop typing (about 1 s) or with f2; a key pressed right "
     "after a dialog opens (0.8 s) or as part of a burst of typing (keys under 0.5 s apart) closes the "
-    "dialog back to the banner and goes to the prompt. The same rule holds in the pending-runs list; "
+    "dialog back to the banner and goes to the prompt, and so does any typing key the dialog does not "
+    "bind (buttons never take the keyboard focus). The same rule holds in the pending-runs list; "
     "declining from it, or from the command palette, asks for a reason.\n",
 )
 

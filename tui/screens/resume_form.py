@@ -212,7 +212,7 @@ class ResumeFormModal(WardenModal[Any]):
 
     def _fit(self) -> None:
         """The fields scroll; the question, errors, reason and buttons stay visible (80x24 and up)."""
-        if self.is_attached:
+        if self.is_attached and self.query("#form-fields"):
             scroll = self.query_one("#form-fields", VerticalScroll)
             self.fit_scroll("#dialog", "#form-fields", scroll.virtual_size.height)
 
