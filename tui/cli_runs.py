@@ -152,35 +152,68 @@ def runs_show(
     app_spec: AppOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
 ) -> None:
-    """Show a pending run: its calls, arguments, fingerprints and input schemas."""
+    """Show a pending run: the request that started it, the model's text before each call, the
+    calls (k of n in their step), arguments, fingerprints, input schemas, and decisions taken."""
+    from tui.context import run_context
     from tui.untrusted import escape_unsafe, to_json
 
     async def go(runtime: Any) -> None:
         run = await runtime.get_suspended_run(run_id)
+        context = await run_context(runtime, run.run_id)
         if as_json:
-            typer.echo(json.dumps(run.model_dump(mode="json"), ensure_ascii=True, indent=2))
+            out = run.model_dump(mode="json")
+            out["context"] = context.to_json()
+            typer.echo(json.dumps(out, ensure_ascii=True, indent=2))
             return
         typer.echo(f"run       {run.run_id}")
         typer.echo(f"agent     {_clean(run.agent_id)}")
         typer.echo(f"thread    {_clean(run.thread_id or '-')}")
         typer.echo(f"resource  {_clean(run.resource_id or '-')}")
         typer.echo(f"suspended {run.suspended_at.isoformat()} ({_age(run.suspended_at)} ago)")
+        first = next(iter(context.calls.values()), None)
+        if first is not None and first.request:
+            typer.echo(f"request   {_clean(first.request)}")
         for call in run.tool_calls:
             typer.echo("")
             kind = _KIND_SHOWN.get(call.kind, "approval")
+            ctx = context.calls.get(call.tool_call_id)
             typer.echo(f"  tool call   {_clean(call.tool_call_id)} ({kind})")
             if call.kind == "interrupted":
                 started = call.started_at.isoformat() if call.started_at else "?"
                 typer.echo(f"  started     {started}, approved by {_clean(call.approved_by or '-')}")
                 typer.echo("              it may or may not have run: approve runs it again, decline tells the model")
-            typer.echo(f"  tool        {_clean(call.tool_name)}")
+            tool = _clean(call.tool_name)
+            if ctx is not None and ctx.tool_description:
+                tool += f"  ({_clean(ctx.tool_description)})"
+            typer.echo(f"  tool        {tool}")
             typer.echo(f"  agent path  {_clean(' > '.join(call.agent_path))}")
+            if ctx is not None:
+                if ctx.delegated_prompt:
+                    typer.echo(f"  delegated   {_clean(ctx.delegated_prompt)}")
+                if ctx.model_text.strip():
+                    typer.echo(f"  model said  {_clean(ctx.model_text)}")
+                if ctx.pending_since:
+                    waited = format_age(datetime.now(UTC).timestamp() - ctx.pending_since)
+                    typer.echo(f"  waiting     {waited}")
+                if ctx.of > 1:
+                    others = ", ".join(
+                        f"{i}. {_clean(c.tool_name)} ({c.state})"
+                        for i, c in enumerate(ctx.step_calls, 1)
+                        if c.tool_call_id != call.tool_call_id
+                    )
+                    typer.echo(f"  step        call {ctx.position} of {ctx.of}; also {others}")
             typer.echo(f"  fingerprint {call.fingerprint}")
             typer.echo("  args        " + escape_unsafe(to_json(call.args)).replace("\n", "\n              "))
             if call.kind == "suspend":
                 typer.echo("  question    " + escape_unsafe(to_json(call.suspend_payload)))
                 if call.resume_schema:
                     typer.echo("  schema      " + escape_unsafe(to_json(call.resume_schema, indent=None)))
+        if context.decisions:
+            typer.echo("")
+            typer.echo("decisions")
+            for d in context.decisions:
+                line = f"  {_clean(d.tool_name)}: {d.decision} by {_clean(d.actor or 'unknown')}"
+                typer.echo(line + (f": {_clean(d.reason)}" if d.reason else ""))
 
     run_on_runtime(merge_settings(ctx, db, app_spec), go)
 

@@ -346,6 +346,11 @@ class SyncWardenClient:
         """One pending run, like ``Runtime.get_suspended_run`` (``SnapshotNotFound`` if none)."""
         return suspended_run(json_of(self.http.get(wire.path(wire.SUSPENDED_RUN, runId=run_id))))
 
+    def get_run_context(self, run_id: str) -> dict[str, Any]:
+        """A run's calls with their context, its conversation and its decisions
+        (``GET /api/runs/{runId}/context``, Warden extension)."""
+        return json_of(self.http.get(wire.path("/api/runs/{runId}/context", runId=run_id)))
+
     def list_agents(self) -> dict[str, Any]:
         return json_of(self.http.get(wire.AGENTS))
 

@@ -21,6 +21,7 @@ from starlette.routing import Route
 
 from agent_core import wire
 from agent_core.errors import AgentNotFound, WardenError
+from warden_server import context_routes
 from warden_server import errors as E
 from warden_server import events
 from warden_server.limits import InvalidBody, parse_json_body
@@ -335,6 +336,10 @@ ROUTES: list[tuple[RouteSpec, Callable[[Request], Awaitable[Response]]]] = [
     (
         RouteSpec("GET", wire.SUSPENDED_RUN, "getSuspendedRun", "One pending run (Warden extension)"),
         get_suspended_run,
+    ),
+    (
+        RouteSpec("GET", context_routes.PATH, "getRunContext", "A run's context and decisions"),
+        context_routes.get_run_context,
     ),
     (
         RouteSpec(
