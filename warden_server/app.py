@@ -21,9 +21,8 @@ from starlette.routing import Route
 
 from agent_core import wire
 from agent_core.errors import AgentNotFound, WardenError
-from warden_server import context_routes
+from warden_server import context_routes, events
 from warden_server import errors as E
-from warden_server import events
 from warden_server.limits import InvalidBody, parse_json_body
 from warden_server.middleware import BearerAuthMiddleware, BodySizeLimitMiddleware
 from warden_server.schemas import (
