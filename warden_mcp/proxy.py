@@ -32,6 +32,8 @@ from storage.base import Store
 
 #: the reason recorded when the MCP client cancels a call that waits for a decision.
 CANCELLED_REASON = "cancelled by the MCP client"
+#: the reason recorded when a restarted proxy declines the calls its dead predecessor left waiting.
+ORPHANED_REASON = "the MCP proxy that received this call stopped; the MCP client's request is gone"
 #: told to the MCP client when its call is declined.
 DECLINED_PREFIX = "Warden: the operator declined this tool call"
 
@@ -67,6 +69,8 @@ class McpProxy:
         self.agent: Agent | None = None
         self.runtime: Runtime | None = None
         self.server: Any = None
+        #: how many calls of a stopped proxy were declined at start (``decline_orphans``)
+        self.orphans_declined = 0
 
     @property
     def agent_id(self) -> str:
@@ -86,6 +90,7 @@ class McpProxy:
                 {self.agent.id: self.agent}, self.store, lease_seconds=self.lease_seconds, actor=self.actor
             )
             await self.runtime.__aenter__()
+            self.orphans_declined = await self.decline_orphans()
             self.server = self._build_server()
         except BaseException:
             await self.tools.aclose()
@@ -98,6 +103,34 @@ class McpProxy:
                 await self.runtime.aclose()
         finally:
             await self.tools.aclose()
+
+    async def decline_orphans(self) -> int:
+        """Decline the waiting calls of this agent left by a proxy process that no longer runs on this host.
+
+        Their MCP client's request died with that process, so nobody could receive a result.
+        Calls of live proxies (another process, same upstream) are left alone. Returns how many.
+        """
+        assert self.runtime is not None
+        declined = 0
+        listing = await self.runtime.list_suspended_runs(agent_id=self.agent_id, per_page=1000)
+        for run in listing.runs:
+            row = await self.store.get_run(run.run_id)
+            try:
+                proxy = json.loads(row.snapshot)["request_context"]["proxy"] if row else None
+            except (ValueError, KeyError, TypeError):
+                continue
+            if not proxy or proxy.get("host") != socket.gethostname() or _alive(proxy.get("pid")):
+                continue
+            for call in run.tool_calls:
+                try:
+                    stream = await self.runtime.decline_tool_call(
+                        run_id=run.run_id, tool_call_id=call.tool_call_id, reason=ORPHANED_REASON
+                    )
+                except WardenError:
+                    continue
+                await stream.wait()
+                declined += 1
+        return declined
 
     # -- the MCP server ----------------------------------------------------------------------
     def _build_server(self) -> Any:
@@ -200,6 +233,20 @@ async def _outcome(stream: Any, call_id: str, raw: dict[str, Any]) -> Any:
             reason = f": {p.reason}" if p.reason else ""
             result = _error(f"{DECLINED_PREFIX}{reason}")
     return result
+
+
+def _alive(pid: Any) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _error(text: str) -> Any:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import socket
 import subprocess
 import sys
@@ -256,3 +257,45 @@ async def test_mcp_tool_error_and_invalid_args_are_tool_errors(tmp_path: Path) -
     errors = {c.payload.tool_call_id: c.payload.error for c in chunks if c.type == "tool-error"}
     assert "boom" in errors["c1"]
     assert "text" in errors["c2"] and "required" in errors["c2"]
+
+
+async def test_restarted_proxy_declines_the_calls_its_dead_predecessor_left(tmp_path: Path) -> None:
+    db, log = tmp_path / "w.db", tmp_path / "log"
+    params = _proxy(db, log)
+    proc = await asyncio.create_subprocess_exec(
+        params.command, *params.args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    # a hand-made MCP session on the proxy's stdio, so the test can kill the proxy mid-call
+    assert proc.stdin is not None and proc.stdout is not None
+    for message in (
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "delete_file", "arguments": {"path": "x"}},
+        },
+    ):
+        proc.stdin.write((json.dumps(message) + "\n").encode())
+    await proc.stdin.drain()
+    row = await _pending(db)
+    proc.kill()
+    await proc.wait()
+    async with Client(_proxy(db, log)) as client:  # the restarted proxy
+        await client.list_tools()
+    store = open_store(db)
+    audit = await store.audit_log(row.run.run_id)
+    assert [a.decision for a in audit] == ["declined"] and "stopped" in (audit[0].reason or "")
+    assert (await store.list_suspended())[1] == 0
+    await store.aclose()
+    assert _log(log) == []
