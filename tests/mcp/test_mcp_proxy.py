@@ -299,3 +299,26 @@ async def test_restarted_proxy_declines_the_calls_its_dead_predecessor_left(tmp_
     assert (await store.list_suspended())[1] == 0
     await store.aclose()
     assert _log(log) == []
+
+
+async def test_runs_without_handover_still_need_their_agent(tmp_path: Path) -> None:
+    from agent_core import AgentNotFound, tool
+
+    @tool(require_approval=True)
+    def wipe(path: str) -> str:
+        """Wipe."""
+        return path
+
+    def model(messages: list[Any], info: Any) -> ModelResponse:
+        if messages[-1].role == "user":
+            return ModelResponse(tool_calls=[ToolCall(id="w1", name="wipe", args={"path": "/"})])
+        return ModelResponse(text="ok")
+
+    agent = Agent(id="plain", model=FunctionModel(model), tools=[wipe])
+    async with Runtime({"plain": agent}, open_store(tmp_path / "w.db")):
+        stream = await agent.stream("go")
+        await stream.wait()
+    async with Runtime(storage=open_store(tmp_path / "w.db")) as other:
+        with pytest.raises(AgentNotFound):
+            await other.approve_tool_call(run_id=stream.run_id)
+        assert (await other.list_suspended_runs()).total == 1  # nothing was recorded
