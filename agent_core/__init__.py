@@ -23,6 +23,7 @@ from agent_core.errors import (
 )
 from agent_core.fingerprint import fingerprint
 from agent_core.hooks import ToolHookCall
+from agent_core.mcp import mcp_tools
 from agent_core.memory import Memory
 from agent_core.runtime import Runtime
 from agent_core.stream import AgentStream, GenerateResult
@@ -62,5 +63,6 @@ __all__ = [
     "WrongDecisionKind",
     "create_tool",
     "fingerprint",
+    "mcp_tools",
     "tool",
 ]

@@ -13,6 +13,7 @@ none is lost.
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Literal
@@ -54,6 +55,25 @@ INTERRUPTED_DECLINED = (
 )
 #: The actor of automatic re-executions (``idempotent=True`` tools) by ``recover()``.
 RECOVERY_ACTOR = "warden-recover"
+#: Lease owners of decisions recorded by a process that does not host the run's agent (``RemoteAgent``):
+#: the process that hosts it adopts the lease and applies the decision (``Decisions.adopt``).
+HANDOVER = "handover:"
+#: ``request_context`` key of runs whose decisions other processes may record for their host to apply.
+HANDOVER_KEY = "warden_handover"
+
+
+class RemoteAgent:
+    """An agent this process does not host, whose runs ask for handover (``HANDOVER_KEY``), e.g. the
+    MCP proxy's: a decision is recorded here (compare-and-set, audit) and applied by its host."""
+
+    remote = True
+    tools: Mapping[str, Any] = {}
+
+    def __init__(self, agent_id: str) -> None:
+        self.id = agent_id
+
+    def descendant(self, agent_path: Any) -> None:
+        return None
 
 
 class Decisions:
@@ -86,7 +106,7 @@ class Decisions:
         runs the tool again (audited ``re-executed``) and ``decline`` tells the
         model the outcome is unknown.
         """
-        owner = uuid.uuid4().hex
+        owner = (HANDOVER if getattr(agent, "remote", False) else "") + uuid.uuid4().hex
         captured: dict[str, Any] = {"apply": kind}
         actor = actor if actor is not None else self.actor
 
@@ -139,6 +159,8 @@ class Decisions:
         assert claim.call is not None
         state: RunState | None = captured["state"] if claim.run is not None else None
         call_id = claim.call.tool_call_id
+        if owner.startswith(HANDOVER):  # recorded only: the process hosting the agent applies it
+            return AgentStream(run_id, _nothing())
 
         async def abandon() -> None:  # cancelled before it began: the decision goes back to pending
             await self.store.release(run_id, owner, reset_call=call_id)
@@ -341,6 +363,41 @@ class Decisions:
             await asyncio.sleep(delay)
             delay = min(delay * 2, 0.25)
 
+    async def adopt(self, agent: HostedAgent, run_id: str, tool_call_id: str) -> AgentStream | None:
+        """Apply a decision another process recorded on a call of ``agent`` (see ``RemoteAgent``).
+
+        Takes over the recorder's handover lease (or waits for a free one, as a decider that lost the race
+        does), then applies the decision here, where the agent's tools live. None while the call is still
+        pending, or someone else is applying it.
+        """
+        call = next((c for c in await self.store.get_calls(run_id) if c.tool_call_id == tool_call_id), None)
+        run = await self.store.get_run(run_id)
+        if run is None or call is None or call.status == "pending" or call.started_at is not None:
+            return None
+        if (run.lease_owner or "").startswith(HANDOVER) and (run.lease_until or 0.0) >= time.time():
+            owner = run.lease_owner or ""
+            if not await self.store.renew_lease(run_id, owner, self.lease_seconds):
+                return None
+            snapshot = run.snapshot
+        else:
+            owner = uuid.uuid4().hex
+            row = await self.store.acquire_lease(run_id, owner, self.lease_seconds, waiting_call=tool_call_id)
+            if row is None:
+                return None
+            snapshot = row.snapshot
+        try:
+            state = RunState.from_json(snapshot, run_id=run_id, store=self.store.name)
+        except CorruptSnapshot:
+            await self.store.release(run_id, owner)
+            raise
+        kinds: dict[str, DecisionKind] = {"approved": "approve", "declined": "decline", "resuming": "resume"}
+        kind = kinds[call.status]
+        reason = None
+        if kind == "decline":
+            audit = [a for a in await self.store.audit_log(run_id, tool_call_id) if a.decision == "declined"]
+            reason = audit[-1].reason if audit else None
+        return AgentStream(run_id, self._apply(agent, kind, call, state, owner, reason, call.resume_data, []))
+
     # -- finding the call a decision is about ----------------------------------------------------
     async def run_of_decided(self, run_id: str, tool_call_id: str | None) -> RunRow:
         """The stored run a decision by run id is about; or why there is none (from the audit log)."""
@@ -410,6 +467,11 @@ class Decisions:
                 resume_data=resume_data if resume_data is not None else {},
             )
         return await self.decide(agent, "approve", run_id=run_id, tool_call_id=tool_call_id)
+
+
+async def _nothing() -> AsyncIterator[Chunk]:
+    return
+    yield  # pragma: no cover - makes this an async generator
 
 
 def _idempotent(agent: HostedAgent, call: PendingCallRow) -> bool:

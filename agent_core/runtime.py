@@ -8,17 +8,18 @@ It knows agents through the ``HostedAgent`` protocol and never imports
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from agent_core.autoresume import auto_resume
 from agent_core.call_state import RunState, policy_mode
-from agent_core.decisions import DecisionKind, Decisions, list_suspended
+from agent_core.decisions import HANDOVER_KEY, DecisionKind, Decisions, RemoteAgent, list_suspended
 from agent_core.definition import HostedAgent
 from agent_core.errors import AgentNotFound, InvalidRequest, SnapshotNotFound
 from agent_core.models import Message
@@ -219,7 +220,14 @@ class Runtime:
 
     async def _agent_of_decided(self, run_id: str, tool_call_id: str | None) -> HostedAgent:
         run = await self._decisions.run_of_decided(run_id, tool_call_id)
+        if run.agent_id not in self._by_id and _handover(run.snapshot):
+            return cast(HostedAgent, RemoteAgent(run.agent_id))  # recorded here, applied by its host
         return self.get_agent(run.agent_id)
+
+    async def adopt(self, agent: HostedAgent, *, run_id: str, tool_call_id: str) -> AgentStream | None:
+        """Apply a decision another process recorded on a call of ``agent`` (a run started with
+        ``request_context={"warden_handover": True}``); None while there is none to apply."""
+        return await self._decisions.adopt(agent, run_id, tool_call_id)
 
     async def send_tool_approval(
         self,
@@ -278,6 +286,13 @@ class Runtime:
         at start and periodically; ``warden runs recover`` calls it once.
         """
         return await self._decisions.recover(self._by_id)
+
+
+def _handover(snapshot: str) -> bool:
+    try:
+        return bool(json.loads(snapshot).get("request_context", {}).get(HANDOVER_KEY))
+    except (ValueError, AttributeError):
+        return False
 
 
 def _as_messages(messages: str | list[Any]) -> list[Message]:

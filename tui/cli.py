@@ -25,6 +25,7 @@ from tui.cli_common import (
     fail,
     load_runtime,
 )
+from tui.cli_mcp import mcp_proxy_command
 from tui.cli_runs import fast_runs_list, runs_app
 from tui.cli_serve import serve_command
 
@@ -40,6 +41,7 @@ app = typer.Typer(
 )
 app.add_typer(runs_app, name="runs")
 app.command("serve")(serve_command)
+app.command("mcp-proxy", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(mcp_proxy_command)
 
 ModelOption = Annotated[str | None, typer.Option("--model", help="Real model for the demo agents (openai/gpt-5-mini)")]
 ServerOption = Annotated[str | None, typer.Option("--server", help="Run the console against a Warden server URL")]
