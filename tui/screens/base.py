@@ -10,6 +10,7 @@ they *tell* it things with messages (``tui.messages``), never by calling its met
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
 from textual.screen import ModalScreen, Screen
@@ -23,6 +24,8 @@ class ConsoleApp(Protocol):
 
     backend: ConsoleBackend
     clock: Callable[[], float]
+    #: wall-clock "now" (UTC), injectable so ages in snapshots are stable.
+    now: Callable[[], datetime]
     #: seconds during which decision keys are ignored after a dialog or the picker opens.
     approval_guard: float
 
