@@ -212,6 +212,21 @@ _AUDIT_INSERT = (
 )
 
 
+def _audit(r: Any) -> AuditRow:
+    return AuditRow(
+        run_id=r[0],
+        tool_call_id=r[1],
+        agent_id=r[2],
+        tool_name=r[3],
+        decision=r[4],
+        fingerprint=r[5],
+        reason=r[6],
+        decided_at=r[7],
+        actor=r[8],
+        detail=None if r[9] is None else json.loads(r[9]),
+    )
+
+
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
@@ -993,7 +1008,7 @@ class PostgresStore:
                 f"decided_at, actor, detail FROM audit_log {clause} ORDER BY id",
                 *params,
             )
-            return [AuditRow(*r[:9], detail=None if r[9] is None else json.loads(r[9])) for r in rows]
+            return [_audit(r) for r in rows]
 
         return await self._call(body, tx=False)
 

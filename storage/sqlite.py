@@ -206,6 +206,21 @@ def _checkpoint(db: sqlite3.Connection) -> None:
     db.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
 
+def _audit(r: Any) -> AuditRow:
+    return AuditRow(
+        run_id=r[0],
+        tool_call_id=r[1],
+        agent_id=r[2],
+        tool_name=r[3],
+        decision=r[4],
+        fingerprint=r[5],
+        reason=r[6],
+        decided_at=r[7],
+        actor=r[8],
+        detail=None if r[9] is None else json.loads(r[9]),
+    )
+
+
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
@@ -1040,7 +1055,7 @@ class SqliteStore:
             f"decided_at, actor, detail FROM audit_log {clause} ORDER BY id",
             params,
         ).fetchall()
-        return [AuditRow(*r[:9], detail=None if r[9] is None else json.loads(r[9])) for r in rows]
+        return [_audit(r) for r in rows]
 
     async def append_audit(self, entry: AuditRow) -> None:
         await self._call(self._append_audit, entry)
