@@ -25,7 +25,7 @@ from tui.cli_common import (
     fail,
     load_runtime,
 )
-from tui.cli_runs import fast_runs_list, runs_app
+from tui.cli_runs import fast_runs_list, grants_app, runs_app
 from tui.cli_serve import serve_command
 
 __all__ = ["CliError", "Settings", "app", "default_db_path", "load_runtime", "main"]
@@ -39,6 +39,7 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 app.add_typer(runs_app, name="runs")
+app.add_typer(grants_app, name="grants")
 app.command("serve")(serve_command)
 
 ModelOption = Annotated[str | None, typer.Option("--model", help="Real model for the demo agents (openai/gpt-5-mini)")]

@@ -92,3 +92,10 @@ async def main(argv: list[str]) -> dict:
 
 if __name__ == "__main__":
     print(json.dumps(asyncio.run(main(sys.argv[1:]))))
+
+
+def __getattr__(name: str) -> Runtime:
+    """``--app tests.apps.operator:runtime`` (server and CLI tests): built on first use from the environment."""
+    if name == "runtime":
+        return build_runtime()
+    raise AttributeError(name)
