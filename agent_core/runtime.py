@@ -21,14 +21,15 @@ from agent_core.autoresume import auto_resume
 from agent_core.call_state import RunState, policy_mode
 from agent_core.decisions import HANDOVER_KEY, DecisionKind, Decisions, RemoteAgent, list_suspended
 from agent_core.definition import HostedAgent
-from agent_core.errors import AgentNotFound, InvalidRequest, SnapshotNotFound
+from agent_core.errors import AgentNotFound, GrantNotAllowed, GrantNotFound, InvalidRequest, SnapshotNotFound
 from agent_core.models import Message
 from agent_core.persist import Runs
 from agent_core.stream import AgentStream
 from agent_core.structured import schema_of
-from agent_core.views import SuspendedRun, SuspendedRunList
+from agent_core.views import Grant, SuspendedRun, SuspendedRunList
 from storage.base import Store
 from storage.memory import InMemoryStore
+from storage.records import GrantRow
 
 __all__ = ["DecisionKind", "Runtime"]
 
@@ -100,9 +101,13 @@ class Runtime:
         auto_resume_suspended_tools: bool | None = None,
         tool_call_concurrency: int | None = None,
         output_schema: type[BaseModel] | None = None,
+        approval_timeout: float | None = None,
     ) -> AgentStream:
         new_messages = _as_messages(messages)
         opts = agent.default_options
+        timeout = approval_timeout if approval_timeout is not None else opts.get("approval_timeout")
+        if timeout is not None and (not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0):
+            raise InvalidRequest(f"approval_timeout must be a positive number of seconds, not {timeout!r}")
         concurrency = tool_call_concurrency if tool_call_concurrency is not None else opts.get("tool_call_concurrency")
         if concurrency is not None and (not isinstance(concurrency, int) or concurrency < 1):
             raise InvalidRequest(f"tool_call_concurrency must be a positive integer, not {concurrency!r}")
@@ -138,6 +143,7 @@ class Runtime:
             created_at=time.time(),
             tool_call_concurrency=concurrency,
             output_schema=output_json,
+            approval_timeout=None if timeout is None else float(timeout),
         )
         auto = (
             auto_resume_suspended_tools
@@ -181,6 +187,7 @@ class Runtime:
         resume_data: Any = None,
         followups: list[Message] | None = None,
         output_schema: type[BaseModel] | None = None,
+        args: dict[str, Any] | None = None,
     ) -> AgentStream:
         """Record a decision atomically, then return the stream that applies it (see ``Decisions``).
 
@@ -195,6 +202,7 @@ class Runtime:
             reason=reason,
             resume_data=resume_data,
             followups=followups,
+            args=args,
         )
         if output_schema is not None:
             # Before the stream's task first runs (no await since it was created).
@@ -203,10 +211,17 @@ class Runtime:
         return stream
 
     async def approve_tool_call(
-        self, *, run_id: str, tool_call_id: str | None = None, fingerprint: str | None = None
+        self,
+        *,
+        run_id: str,
+        tool_call_id: str | None = None,
+        fingerprint: str | None = None,
+        args: dict[str, Any] | None = None,
     ) -> AgentStream:
         agent = await self._agent_of_decided(run_id, tool_call_id)
-        return await self.decide(agent, "approve", run_id=run_id, tool_call_id=tool_call_id, fingerprint=fingerprint)
+        return await self.decide(
+            agent, "approve", run_id=run_id, tool_call_id=tool_call_id, fingerprint=fingerprint, args=args
+        )
 
     async def decline_tool_call(
         self, *, run_id: str, tool_call_id: str | None = None, reason: str | None = None
@@ -286,6 +301,94 @@ class Runtime:
         at start and periodically; ``warden runs recover`` calls it once.
         """
         return await self._decisions.recover(self._by_id)
+
+    # -- deadlines -------------------------------------------------------------------------------
+    async def sweep(self) -> int:
+        """Expire overdue approvals (``approval_timeout``) of this runtime's agents; how many expired.
+
+        Fail-closed: the tool never runs; the model is told the request expired and
+        the run continues (a ``tool-call-expired`` chunk). The console and the server
+        call it periodically; ``warden runs sweep`` calls it once.
+        """
+        return await self._decisions.sweep(self._by_id)
+
+    # -- grants ----------------------------------------------------------------------------------
+    async def grant(
+        self,
+        tool_name: str,
+        *,
+        scope: str,
+        scope_id: str | None = None,
+        agent_id: str | None = None,
+        args_match: dict[str, Any] | None = None,
+        expires_in: float | None = 3600,
+        actor: str | None = None,
+    ) -> Grant:
+        """Approve future gated calls of ``tool_name`` in a scope without asking (see ``Grant``).
+
+        ``tool_name`` is the agent's key for the tool. ``scope_id`` is required for
+        ``run`` / ``thread`` / ``resource``; ``scope="agent"`` uses ``agent_id``.
+        ``expires_in=None``: until revoked. Calls already pending are not decided.
+        """
+        if scope not in ("run", "thread", "resource", "agent"):
+            raise InvalidRequest(f"scope must be run, thread, resource or agent, not {scope!r}")
+        if scope == "agent":
+            if not agent_id:
+                raise InvalidRequest('scope="agent" needs agent_id')
+            agent_id = self.get_agent(agent_id).id if agent_id in self._by_id else agent_id
+        elif not scope_id:
+            raise InvalidRequest(f"scope={scope!r} needs scope_id (the {scope} id)")
+        if args_match is not None and not isinstance(args_match, dict):
+            raise InvalidRequest("args_match must be an object of argument values")
+        if expires_in is not None and (not isinstance(expires_in, int | float) or expires_in <= 0):
+            raise InvalidRequest(f"expires_in must be a positive number of seconds or None, not {expires_in!r}")
+        tools = _tools_named(self.agents.values(), tool_name, None if scope != "agent" else agent_id)
+        if not tools:
+            raise InvalidRequest(f"no agent of this runtime has a tool {tool_name!r}")
+        if any(not getattr(t, "allow_grants", True) for t in tools):
+            raise GrantNotAllowed(f"tool {tool_name!r} was created with allow_grants=False: it cannot be granted")
+        now = time.time()
+        row = GrantRow(
+            id="grant_" + uuid.uuid4().hex[:16],
+            tool_name=tool_name,
+            scope=scope,  # type: ignore[arg-type]
+            scope_id=scope_id if scope != "agent" else None,
+            agent_id=agent_id if scope == "agent" else None,
+            args_match=to_jsonable_python(args_match) if args_match is not None else None,
+            expires_at=None if expires_in is None else now + expires_in,
+            created_by=actor if actor is not None else self.actor,
+            created_at=now,
+        )
+        await self.store.add_grant(row)
+        return Grant.from_row(row)
+
+    async def list_grants(self) -> list[Grant]:
+        """The live grants (not expired, not revoked), oldest first."""
+        return [Grant.from_row(g) for g in await self.store.list_grants(time.time())]
+
+    async def revoke_grant(self, grant_id: str) -> None:
+        """Revoke a grant (calls it already approved stay approved); ``GrantNotFound`` for an unknown id."""
+        if not await self.store.delete_grant(grant_id):
+            raise GrantNotFound(f"no grant {grant_id!r} in {self.store.name}")
+
+
+def _tools_named(agents: Any, tool_name: str, agent_id: str | None) -> list[Any]:
+    """Tools (or delegations) called ``tool_name`` in these agents and their sub-agents."""
+    found: list[Any] = []
+    seen: set[int] = set()
+    stack = list(agents)
+    while stack:
+        agent = stack.pop()
+        if id(agent) in seen:
+            continue
+        seen.add(id(agent))
+        if agent_id is None or agent.id == agent_id:
+            if tool_name in agent.tools:
+                found.append(agent.tools[tool_name])
+            elif tool_name in agent.delegates:
+                found.append(agent.delegates[tool_name])
+        stack.extend(agent.delegates.values())
+    return found
 
 
 def _handover(snapshot: str) -> bool:

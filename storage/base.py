@@ -10,6 +10,7 @@ from storage.records import (
     CallKind,
     ClaimResult,
     Decision,
+    GrantRow,
     PendingCallRow,
     RunRow,
     SuspendedRunRow,
@@ -139,6 +140,24 @@ class Store(Protocol):
         ...
 
     async def audit_log(self, run_id: str | None = None, tool_call_id: str | None = None) -> list[AuditRow]: ...
+
+    async def append_audit(self, entry: AuditRow) -> None:
+        """Append one audit entry outside a decision (a call approved by a grant)."""
+        ...
+
+    async def list_overdue(self, now: float, *, limit: int = 100) -> list[PendingCallRow]:
+        """Pending approval calls whose ``expires_at`` is before ``now`` (indexed; the sweep's work list)."""
+        ...
+
+    async def add_grant(self, grant: GrantRow) -> None: ...
+
+    async def list_grants(self, now: float, *, tool_name: str | None = None) -> list[GrantRow]:
+        """Live grants (not expired at ``now``), oldest first; only ``tool_name``'s when given."""
+        ...
+
+    async def delete_grant(self, grant_id: str) -> bool:
+        """Revoke a grant; False when there is none with that id."""
+        ...
 
     async def load_messages(self, thread_id: str, *, limit: int | None = None) -> list[dict[str, Any]]: ...
 

@@ -52,7 +52,7 @@ async def test_sqlite_schema_is_versioned_and_a_newer_one_is_refused(tmp_path):
     await s.setup()
     await s.aclose()
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT version FROM warden_schema").fetchall() == [(1,), (2,)]
+        assert db.execute("SELECT version FROM warden_schema").fetchall() == [(1,), (2,), (3,)]
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         db.execute("INSERT INTO warden_schema VALUES (99)")
     with pytest.raises(SchemaTooNew) as err:

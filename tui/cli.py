@@ -26,7 +26,7 @@ from tui.cli_common import (
     load_runtime,
 )
 from tui.cli_mcp import mcp_proxy_command
-from tui.cli_runs import fast_runs_list, runs_app
+from tui.cli_runs import fast_runs_list, grants_app, runs_app
 from tui.cli_serve import serve_command
 
 __all__ = ["CliError", "Settings", "app", "default_db_path", "load_runtime", "main"]
@@ -40,6 +40,7 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 app.add_typer(runs_app, name="runs")
+app.add_typer(grants_app, name="grants")
 app.command("serve")(serve_command)
 app.command("mcp-proxy", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(mcp_proxy_command)
 

@@ -41,6 +41,14 @@ def _age(when: datetime) -> str:
     return format_age((datetime.now(UTC) - when).total_seconds())
 
 
+def _expires(when: str | None, now: datetime) -> str:
+    """``in 9m`` / ``overdue 2m`` / ``-``."""
+    if not when:
+        return "-"
+    left = (datetime.fromisoformat(when) - now).total_seconds()
+    return f"in {format_age(left)}" if left >= 0 else f"overdue {format_age(-left)}"
+
+
 def _clean(value: Any) -> str:
     from tui.untrusted import escape_unsafe
 
@@ -92,7 +100,7 @@ def list_runs(
             typer.echo("no pending runs")
             return
         now = datetime.now(UTC)
-        rows = [("RUN", "AGENT", "THREAD", "TOOL", "KIND", "AGE", "FINGERPRINT", "TOOL CALL")]
+        rows = [("RUN", "AGENT", "THREAD", "TOOL", "KIND", "AGE", "EXPIRES", "FINGERPRINT", "TOOL CALL")]
         for run in runs:
             age = format_age((now - datetime.fromisoformat(run["suspended_at"])).total_seconds())
             for call in run["tool_calls"]:
@@ -104,6 +112,7 @@ def list_runs(
                         _clean(call["tool_name"]),
                         _KIND_SHOWN.get(call.get("kind", ""), "approval"),
                         age,
+                        _expires(call.get("expires_at"), now),
                         _clean(call["fingerprint"].removeprefix("sha256:")[:12]),
                         _clean(call["tool_call_id"]),
                     )
@@ -203,6 +212,8 @@ def runs_show(
                     )
                     typer.echo(f"  step        call {ctx.position} of {ctx.of}; also {others}")
             typer.echo(f"  fingerprint {call.fingerprint}")
+            if call.expires_at is not None:
+                typer.echo(f"  expires at  {call.expires_at.isoformat()}")
             typer.echo("  args        " + escape_unsafe(to_json(call.args)).replace("\n", "\n              "))
             if call.kind == "suspend":
                 typer.echo("  question    " + escape_unsafe(to_json(call.suspend_payload)))
@@ -238,6 +249,8 @@ async def _print_stream(stream: Any) -> None:
             )
         elif chunk.type == "tool-output-denied":
             typer.echo(f"declined {_clean(p.tool_name)}: {_clean(p.reason)}")
+        elif chunk.type == "tool-call-expired":
+            typer.echo(f"expired {_clean(p.tool_name)}: not run (no decision before {p.expired_at.isoformat()})")
         elif chunk.type == "tool-error":
             typer.echo(f"tool error {_clean(p.tool_name)}: {_clean(p.error)}")
         elif chunk.type in ("tool-call-approval", "tool-call-suspended"):
@@ -256,13 +269,29 @@ def runs_approve(
     run_id: Annotated[str, typer.Argument(metavar="RUN")],
     tool_call: ToolCallOption = None,
     fingerprint: FingerprintOption = None,
+    args: Annotated[
+        str | None, typer.Option("--args", help="Run with these arguments instead (JSON object, validated first)")
+    ] = None,
     db: DbOption = None,
     app_spec: AppOption = None,
 ) -> None:
-    """Approve a pending call; the tool runs and the agent continues."""
+    """Approve a pending call; the tool runs and the agent continues.
+
+    --fingerprint refers to the call as presented (its original arguments), also with --args."""
+    edited: dict[str, Any] | None = None
+    if args is not None:
+        try:
+            edited = json.loads(args)
+        except ValueError as error:
+            fail(f"--args is not valid JSON: {error}", 2)
+        if not isinstance(edited, dict):
+            fail("--args must be a JSON object", 2)
 
     async def go(runtime: Any) -> None:
-        stream = await runtime.approve_tool_call(run_id=run_id, tool_call_id=tool_call, fingerprint=fingerprint)
+        extra = {"args": edited} if edited is not None else {}
+        stream = await runtime.approve_tool_call(
+            run_id=run_id, tool_call_id=tool_call, fingerprint=fingerprint, **extra
+        )
         await _print_stream(stream)
 
     run_on_runtime(merge_settings(ctx, db, app_spec), go)
@@ -326,6 +355,105 @@ def runs_recover(
         typer.echo(f"recovered {advanced} run{'s' if advanced != 1 else ''}")
 
     run_on_runtime(settings, go)
+
+
+@runs_app.command("sweep")
+def runs_sweep(
+    ctx: typer.Context,
+    db: DbOption = None,
+    app_spec: AppOption = None,
+) -> None:
+    """Expire approvals past their deadline (approval_timeout): the tools never run, the
+    models are told, the runs continue. Needs --app (the agents continue the runs)."""
+    settings = merge_settings(ctx, db, app_spec)
+    if settings.app is None:
+        fail("warden runs sweep needs --app module:runtime (the agents continue the runs)", 2)
+
+    async def go(runtime: Any) -> None:
+        expired = await runtime.sweep()
+        typer.echo(f"expired {expired} approval{'s' if expired != 1 else ''}")
+
+    run_on_runtime(settings, go)
+
+
+grants_app = typer.Typer(
+    add_completion=False, no_args_is_help=True, rich_markup_mode=None, help="Standing approvals ('always allow')."
+)
+
+
+@grants_app.command("list")
+def grants_list(
+    ctx: typer.Context,
+    db: DbOption = None,
+    app_spec: AppOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
+) -> None:
+    """List live grants."""
+
+    async def go(runtime: Any) -> None:
+        grants = await runtime.list_grants()
+        if as_json:
+            typer.echo(json.dumps([g.model_dump(mode="json") for g in grants], ensure_ascii=True, indent=2))
+            return
+        if not grants:
+            typer.echo("no grants")
+        for g in grants:
+            typer.echo(f"{g.id}  {_clean(g.describe())}  (by {_clean(g.created_by or '-')})")
+
+    run_on_runtime(merge_settings(ctx, db, app_spec), go)
+
+
+@grants_app.command("create")
+def grants_create(
+    ctx: typer.Context,
+    tool_name: Annotated[str, typer.Argument(metavar="TOOL", help="The agent's name for the tool")],
+    scope: Annotated[str, typer.Option("--scope", help="run | thread | resource | agent")],
+    scope_id: Annotated[str | None, typer.Option("--id", help="The run, thread or resource id")] = None,
+    agent: Annotated[str | None, typer.Option("--agent", help="The agent (scope agent)")] = None,
+    match: Annotated[str | None, typer.Option("--match", help="Argument values to pin (JSON object)")] = None,
+    expires_in: Annotated[float, typer.Option("--expires-in", help="Seconds (default 3600)")] = 3600,
+    forever: Annotated[bool, typer.Option("--no-expiry", help="Until revoked")] = False,
+    db: DbOption = None,
+    app_spec: AppOption = None,
+) -> None:
+    """Approve future calls of a tool in a scope without asking ("always allow")."""
+    args_match = None
+    if match is not None:
+        try:
+            args_match = json.loads(match)
+        except ValueError as error:
+            fail(f"--match is not valid JSON: {error}", 2)
+    settings = merge_settings(ctx, db, app_spec)
+
+    async def go(runtime: Any) -> None:
+        g = await runtime.grant(
+            tool_name,
+            scope=scope,
+            scope_id=scope_id,
+            agent_id=agent,
+            args_match=args_match,
+            expires_in=None if forever else expires_in,
+            actor=runtime.actor,
+        )
+        typer.echo(f"{g.id}  {_clean(g.describe())}")
+
+    run_on_runtime(settings, go)
+
+
+@grants_app.command("revoke")
+def grants_revoke(
+    ctx: typer.Context,
+    grant_id: Annotated[str, typer.Argument(metavar="GRANT")],
+    db: DbOption = None,
+    app_spec: AppOption = None,
+) -> None:
+    """Revoke a grant (calls it already approved stay approved)."""
+
+    async def go(runtime: Any) -> None:
+        await runtime.revoke_grant(grant_id)
+        typer.echo(f"revoked {grant_id}")
+
+    run_on_runtime(merge_settings(ctx, db, app_spec), go)
 
 
 def fast_runs_list(argv: list[str]) -> bool:

@@ -29,6 +29,7 @@ from warden_server.schemas import (
     AllSuspendedRunsQuery,
     ApproveBody,
     DeclineBody,
+    GrantBody,
     ResumeBody,
     SendToolApprovalBody,
     StreamBody,
@@ -111,6 +112,7 @@ def _stream_kwargs(body: StreamBody) -> dict[str, Any]:
         "require_tool_approval": body.require_tool_approval,
         "max_steps": body.max_steps,
         "request_context": body.request_context,
+        **({"approval_timeout": body.approval_timeout} if body.approval_timeout is not None else {}),
     }
 
 
@@ -131,8 +133,9 @@ async def generate(request: Request) -> Response:
 async def _approve(request: Request, method: str) -> Any:
     _, agent = _agent(request)
     body = await _body(request, ApproveBody)
+    edit = {"args": body.args} if body.args is not None else {}
     return await getattr(agent, method)(
-        run_id=body.run_id, tool_call_id=body.tool_call_id, fingerprint=body.fingerprint
+        run_id=body.run_id, tool_call_id=body.tool_call_id, fingerprint=body.fingerprint, **edit
     )
 
 
@@ -225,6 +228,33 @@ async def all_suspended_runs(request: Request) -> Response:
 async def get_suspended_run(request: Request) -> Response:
     run = await _runtime(request).get_suspended_run(request.path_params["runId"])
     return JSONResponse(wire.encode_suspended_run(run))
+
+
+async def sweep(request: Request) -> Response:
+    return JSONResponse({"expired": await _runtime(request).sweep()})
+
+
+async def list_grants(request: Request) -> Response:
+    grants = await _runtime(request).list_grants()
+    return JSONResponse({"grants": [g.model_dump(mode="json", by_alias=True) for g in grants]})
+
+
+async def create_grant(request: Request) -> Response:
+    body = await _body(request, GrantBody)
+    grant = await _runtime(request).grant(
+        body.tool_name,
+        scope=body.scope,
+        scope_id=body.scope_id,
+        agent_id=body.agent_id,
+        args_match=body.args_match,
+        expires_in=body.expires_in,
+    )
+    return JSONResponse(grant.model_dump(mode="json", by_alias=True), status_code=201)
+
+
+async def revoke_grant(request: Request) -> Response:
+    await _runtime(request).revoke_grant(request.path_params["grantId"])
+    return JSONResponse({"revoked": request.path_params["grantId"]})
 
 
 async def openapi(request: Request) -> Response:
@@ -336,6 +366,13 @@ ROUTES: list[tuple[RouteSpec, Callable[[Request], Awaitable[Response]]]] = [
         RouteSpec("GET", wire.SUSPENDED_RUN, "getSuspendedRun", "One pending run (Warden extension)"),
         get_suspended_run,
     ),
+    (RouteSpec("POST", wire.SWEEP, "sweep", "Expire overdue approvals now (Warden extension)"), sweep),
+    (RouteSpec("GET", wire.GRANTS, "listGrants", "Live grants (Warden extension)"), list_grants),
+    (
+        RouteSpec("POST", wire.GRANTS, "createGrant", "Grant a tool in a scope (Warden extension)", GrantBody),
+        create_grant,
+    ),
+    (RouteSpec("POST", wire.GRANT_REVOKE, "revokeGrant", "Revoke a grant (Warden extension)"), revoke_grant),
     (
         RouteSpec("GET", context_routes.PATH, "getRunContext", "A run's context and decisions"),
         context_routes.get_run_context,
@@ -408,13 +445,18 @@ def _store_secrets(runtime: Any) -> list[str]:
 
 
 async def _recover_periodically(runtime: Any, interval: float = 10.0) -> None:
-    """Crash recovery (``runtime.recover()``) at start, then every ``interval`` seconds."""
+    """Crash recovery (``runtime.recover()``) and the deadline sweep (``runtime.sweep()``) at start,
+    then every ``interval`` seconds."""
     recover = getattr(runtime, "recover", None)
-    while recover is not None:
-        try:
-            await recover()
-        except Exception:  # a store error now is retried at the next tick
-            logging.getLogger("warden.server").exception("crash recovery failed")
+    sweep = getattr(runtime, "sweep", None)
+    while recover is not None or sweep is not None:
+        for what, fn in (("crash recovery", recover), ("deadline sweep", sweep)):
+            if fn is None:
+                continue
+            try:
+                await fn()
+            except Exception:  # a store error now is retried at the next tick
+                logging.getLogger("warden.server").exception("%s failed", what)
         await asyncio.sleep(interval)
 
 
