@@ -6,9 +6,9 @@ PY := $(VENV)/bin/python
 CONTRACT := $(wildcard ../shared/contract)
 
 JS_DIR := tests/server/js
-TYPED := agent_core storage warden_server warden_client tui
+TYPED := agent_core storage warden_server warden_client warden_mcp tui
 
-.PHONY: demo test lint bench install js
+.PHONY: demo test lint bench install js nginx
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,8 +35,15 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/mypy $(TYPED)
 	$(VENV)/bin/lint-imports
 
-# Lint first (fast, and a type error fails before the ~2 min suite), then every test.
-test: lint js
+# The multi-instance test puts two servers behind nginx on loopback (it fails, never skips, without it).
+nginx:
+	@if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then \
+		SUDO=""; [ "$$(id -u)" -ne 0 ] && SUDO="sudo"; \
+		$$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends nginx-light; \
+	fi
+
+# Lint first (fast, and a type error fails before the ~3 min suite), then every test.
+test: lint js nginx
 	$(PY) -m pytest -c pyproject.toml --rootdir . tests $(CONTRACT)
 
 bench: $(VENV)/.installed

@@ -7,8 +7,11 @@ from agent_core.errors import (
     AgentNotFound,
     AlreadyDecided,
     AmbiguousToolCall,
+    ApprovalExpired,
     CorruptSnapshot,
     FingerprintMismatch,
+    GrantNotAllowed,
+    GrantNotFound,
     InvalidRequest,
     ModelError,
     ProviderConfigError,
@@ -16,6 +19,7 @@ from agent_core.errors import (
     SnapshotNotFound,
     StructuredOutputInvalid,
     SuspendPayloadInvalid,
+    ToolArgsInvalid,
     ToolCallNotSuspended,
     ToolOutputNotSerializable,
     WardenError,
@@ -23,11 +27,12 @@ from agent_core.errors import (
 )
 from agent_core.fingerprint import fingerprint
 from agent_core.hooks import ToolHookCall
+from agent_core.mcp import mcp_tools
 from agent_core.memory import Memory
 from agent_core.runtime import Runtime
 from agent_core.stream import AgentStream, GenerateResult
 from agent_core.tools import Tool, ToolContext, ToolWriter, create_tool, tool
-from agent_core.views import PendingToolCall, SuspendedRun, SuspendedRunList
+from agent_core.views import Grant, PendingToolCall, SuspendedRun, SuspendedRunList
 
 __all__ = [
     "Agent",
@@ -35,10 +40,14 @@ __all__ = [
     "AgentStream",
     "AlreadyDecided",
     "AmbiguousToolCall",
+    "ApprovalExpired",
     "Chunk",
     "CorruptSnapshot",
     "FingerprintMismatch",
     "GenerateResult",
+    "Grant",
+    "GrantNotAllowed",
+    "GrantNotFound",
     "InvalidRequest",
     "Memory",
     "ModelError",
@@ -52,6 +61,7 @@ __all__ = [
     "SuspendedRun",
     "SuspendedRunList",
     "Tool",
+    "ToolArgsInvalid",
     "ToolCallInfo",
     "ToolCallNotSuspended",
     "ToolContext",
@@ -62,5 +72,6 @@ __all__ = [
     "WrongDecisionKind",
     "create_tool",
     "fingerprint",
+    "mcp_tools",
     "tool",
 ]

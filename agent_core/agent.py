@@ -145,6 +145,7 @@ class Agent:
         auto_resume_suspended_tools: bool | None = None,
         tool_call_concurrency: int | None = None,
         output_schema: type[BaseModel] | None = None,
+        approval_timeout: float | None = None,
     ) -> AgentStream:
         return await self.runtime.start(
             self,
@@ -157,6 +158,7 @@ class Agent:
             auto_resume_suspended_tools=auto_resume_suspended_tools,
             tool_call_concurrency=tool_call_concurrency,
             output_schema=output_schema,
+            approval_timeout=approval_timeout,
         )
 
     async def generate(self, messages: str | list[Any], **options: Any) -> GenerateResult:
@@ -169,8 +171,10 @@ class Agent:
         tool_call_id: str | None = None,
         fingerprint: str | None = None,
         output_schema: type[BaseModel] | None = None,
+        args: dict[str, Any] | None = None,
         actor: str | None = None,
     ) -> AgentStream:
+        """Approve a pending call; ``args``: run it with these (edited) arguments instead, validated first."""
         return await self.runtime.decide(
             self,
             "approve",
@@ -178,6 +182,7 @@ class Agent:
             tool_call_id=tool_call_id,
             fingerprint=fingerprint,
             output_schema=output_schema,
+            args=args,
             actor=actor,
         )
 
@@ -207,6 +212,7 @@ class Agent:
         tool_call_id: str | None = None,
         fingerprint: str | None = None,
         output_schema: type[BaseModel] | None = None,
+        args: dict[str, Any] | None = None,
         actor: str | None = None,
     ) -> GenerateResult:
         return await (
@@ -215,6 +221,7 @@ class Agent:
                 tool_call_id=tool_call_id,
                 fingerprint=fingerprint,
                 output_schema=output_schema,
+                args=args,
                 actor=actor,
             )
         ).result()

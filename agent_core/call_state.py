@@ -42,9 +42,24 @@ from agent_core.models import Message, Usage
 #: ``approved`` on calls (derived from ``status`` since); it is ignored on load.
 SNAPSHOT_FORMAT = 1
 
-CallStatus = Literal["new", "awaiting_approval", "approved", "declined", "suspended", "resuming", "delegated", "done"]
-ResultKind = Literal["result", "error", "denied"]
-Event = Literal["gate", "admit", "approve", "decline", "resume", "suspend", "delegate", "complete", "fail", "deny"]
+CallStatus = Literal[
+    "new", "awaiting_approval", "approved", "declined", "expired", "suspended", "resuming", "delegated", "done"
+]
+ResultKind = Literal["result", "error", "denied", "expired"]
+Event = Literal[
+    "gate",
+    "admit",
+    "approve",
+    "decline",
+    "expire",
+    "resume",
+    "suspend",
+    "delegate",
+    "complete",
+    "fail",
+    "deny",
+    "lapse",
+]
 
 #: event -> (states it may leave from, state it leads to)
 TRANSITIONS: dict[Event, tuple[frozenset[CallStatus], CallStatus]] = {
@@ -52,12 +67,14 @@ TRANSITIONS: dict[Event, tuple[frozenset[CallStatus], CallStatus]] = {
     "admit": (frozenset({"new"}), "approved"),
     "approve": (frozenset({"awaiting_approval"}), "approved"),
     "decline": (frozenset({"awaiting_approval", "suspended"}), "declined"),
+    "expire": (frozenset({"awaiting_approval"}), "expired"),
     "resume": (frozenset({"suspended"}), "resuming"),
     "suspend": (frozenset({"approved", "resuming"}), "suspended"),
     "delegate": (frozenset({"approved", "delegated"}), "delegated"),
     "complete": (frozenset({"approved", "resuming", "delegated"}), "done"),
     "fail": (frozenset({"new", "approved", "resuming", "delegated"}), "done"),
     "deny": (frozenset({"declined"}), "done"),
+    "lapse": (frozenset({"expired"}), "done"),
 }
 #: A call in one of these states blocks its step until someone decides.
 WAITING: frozenset[str] = frozenset({"awaiting_approval", "suspended", "delegated"})
@@ -65,7 +82,7 @@ WAITING: frozenset[str] = frozenset({"awaiting_approval", "suspended", "delegate
 DECIDABLE: frozenset[str] = frozenset({"awaiting_approval", "suspended"})
 #: A call in one of these states runs (or continues) its tool or sub-agent in the current step.
 RUNNABLE: frozenset[str] = frozenset({"approved", "resuming", "delegated"})
-_RESOLVE_EVENT: dict[ResultKind, Event] = {"result": "complete", "error": "fail", "denied": "deny"}
+_RESOLVE_EVENT: dict[ResultKind, Event] = {"result": "complete", "error": "fail", "denied": "deny", "expired": "lapse"}
 
 PolicyMode = Literal["none", "all", "request_fn", "agent_default"]
 
@@ -85,6 +102,14 @@ class CallState(BaseModel):
     pending_since: float = 0.0
     seq: int = 0
     child: RunState | None = None
+    #: the validated arguments an operator approved instead of ``args`` (None: not edited).
+    edited_args: dict[str, Any] | None = None
+    #: the approval deadline (epoch seconds) of a gated call, None: none.
+    expires_at: float | None = None
+    #: when the sweep expired the call (epoch seconds).
+    expired_at: float | None = None
+    #: the grant that approved the call without asking (None: not by a grant).
+    grant_id: str | None = None
 
     @property
     def waiting(self) -> bool:
@@ -108,18 +133,32 @@ class CallState(BaseModel):
             )
         self.status = target
 
-    def gate(self, fingerprint: str, seq: int, now: float) -> None:
-        """The policy asks for approval: wait for an operator before ``execute`` runs."""
+    def gate(self, fingerprint: str, seq: int, now: float, *, expires_at: float | None = None) -> None:
+        """The policy asks for approval: wait for an operator before ``execute`` runs (until ``expires_at``)."""
         self._move("gate")
         self.fingerprint = fingerprint
+        self.expires_at = expires_at
         self.mark_pending(now, seq)
 
-    def admit(self) -> None:
-        """The policy lets the call run without approval."""
+    def admit(self, *, grant_id: str | None = None) -> None:
+        """The policy lets the call run without approval (or a grant approves it)."""
         self._move("admit")
+        self.grant_id = grant_id
 
-    def approve(self) -> None:
+    def approve(self, args: dict[str, Any] | None = None) -> None:
+        """An operator approves; ``args``: the validated arguments to run with instead (an edit)."""
         self._move("approve")
+        self.edited_args = args
+
+    def expire(self, now: float) -> None:
+        """The approval deadline passed before anyone decided (fail-closed: the tool never runs)."""
+        self._move("expire")
+        self.expired_at = now
+
+    @property
+    def run_args(self) -> dict[str, Any]:
+        """The arguments the tool runs with: the operator's edit, else the model's."""
+        return self.edited_args if self.edited_args is not None else self.args
 
     def decline(self, reason: str | None) -> None:
         self._move("decline")
@@ -177,6 +216,8 @@ class RunState(BaseModel):
     tool_call_concurrency: int | None = None
     #: JSON Schema the final answer must satisfy (``output_schema=`` on stream/generate).
     output_schema: dict[str, Any] | None = None
+    #: seconds an approval may wait (the request's ``approval_timeout``, else the agent's); a tool's own wins.
+    approval_timeout: float | None = None
     outcome: Literal["running", "suspended", "finished", "failed"] = "running"
     finish_reason: str | None = None
     error: str | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
@@ -19,6 +20,7 @@ ChunkType = Literal[
     "tool-result",
     "tool-error",
     "tool-output-denied",
+    "tool-call-expired",
     "tool-output",
     "step-finish",
     "finish",
@@ -73,6 +75,18 @@ class ToolResultPayload(Payload):
     tool_name: str
     result: Any = None
     is_error: bool = False
+    #: the arguments the tool ran with (validated; an operator's edit when there was one).
+    args: dict[str, Any] | None = None
+    #: the grant that approved the call without asking (left out of JSON when None).
+    grant_id: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_empty(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for key in ("args", "grant_id", "grantId"):
+            if data.get(key, 0) is None:
+                del data[key]
+        return data
 
 
 class ToolErrorPayload(Payload):
@@ -86,6 +100,15 @@ class ToolOutputDeniedPayload(Payload):
     tool_name: str
     args: dict[str, Any]
     reason: str
+
+
+class ToolCallExpiredPayload(Payload):
+    """The approval deadline passed before anyone decided: the tool was not run (fail-closed)."""
+
+    tool_call_id: str
+    tool_name: str
+    args: dict[str, Any]
+    expired_at: datetime
 
 
 class ToolOutputPayload(Payload):
@@ -131,6 +154,7 @@ AnyPayload = (
     | ToolResultPayload
     | ToolErrorPayload
     | ToolOutputDeniedPayload
+    | ToolCallExpiredPayload
     | ToolOutputPayload
     | StepFinishPayload
     | FinishPayload
@@ -147,6 +171,7 @@ PAYLOAD_TYPES: dict[str, type[Payload]] = {
     "tool-result": ToolResultPayload,
     "tool-error": ToolErrorPayload,
     "tool-output-denied": ToolOutputDeniedPayload,
+    "tool-call-expired": ToolCallExpiredPayload,
     "tool-output": ToolOutputPayload,
     "step-finish": StepFinishPayload,
     "finish": FinishPayload,

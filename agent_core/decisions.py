@@ -13,26 +13,33 @@ none is lost.
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import AsyncIterator, Mapping
+from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from agent_core.call_state import RunState
 from agent_core.chunks import Chunk, make_chunk
-from agent_core.definition import HostedAgent
+from agent_core.definition import DelegateInput, HostedAgent
+from agent_core.engine import EXPIRED_MESSAGE
 from agent_core.errors import (
     AlreadyDecided,
     AmbiguousToolCall,
+    ApprovalExpired,
     CorruptSnapshot,
     FingerprintMismatch,
     ResumeDataInvalid,
     SnapshotNotFound,
+    ToolArgsInvalid,
     ToolCallNotSuspended,
     WardenError,
     WrongDecisionKind,
 )
+from agent_core.fingerprint import fingerprint as fingerprint_of
+from agent_core.limits import args_problem
 from agent_core.models import Message
 from agent_core.persist import Runs
 from agent_core.snapshot import find_call
@@ -42,18 +49,40 @@ from storage.base import Store
 from storage.records import ClaimResult, Decision, PendingCallRow, RunRow
 
 DecisionKind = Literal["approve", "decline", "resume"]
-#: the kinds of waiting call (``PendingCallRow.kind``) each decision applies to.
-_KINDS: dict[DecisionKind, tuple[Literal["approval", "suspend", "interrupted"], ...]] = {
+#: the kinds of waiting call (``PendingCallRow.kind``) each decision applies to (``expire``: the sweep's).
+_KINDS: dict[str, tuple[Literal["approval", "suspend", "interrupted"], ...]] = {
     "approve": ("approval", "interrupted"),
     "decline": ("approval", "suspend", "interrupted"),
     "resume": ("suspend",),
+    "expire": ("approval",),
 }
+#: The actor of expiries by ``sweep()``.
+SWEEP_ACTOR = "warden-sweep"
 #: What the model is told when the operator declines to run an interrupted call again.
 INTERRUPTED_DECLINED = (
     "The tool call was interrupted; it may or may not have run. The operator declined to run it again."
 )
 #: The actor of automatic re-executions (``idempotent=True`` tools) by ``recover()``.
 RECOVERY_ACTOR = "warden-recover"
+#: Lease owners of decisions recorded by a process that does not host the run's agent (``RemoteAgent``):
+#: the process that hosts it adopts the lease and applies the decision (``Decisions.adopt``).
+HANDOVER = "handover:"
+#: ``request_context`` key of runs whose decisions other processes may record for their host to apply.
+HANDOVER_KEY = "warden_handover"
+
+
+class RemoteAgent:
+    """An agent this process does not host, whose runs ask for handover (``HANDOVER_KEY``), e.g. the
+    MCP proxy's: a decision is recorded here (compare-and-set, audit) and applied by its host."""
+
+    remote = True
+    tools: Mapping[str, Any] = {}
+
+    def __init__(self, agent_id: str) -> None:
+        self.id = agent_id
+
+    def descendant(self, agent_path: Any) -> None:
+        return None
 
 
 class Decisions:
@@ -68,7 +97,7 @@ class Decisions:
     async def decide(
         self,
         agent: HostedAgent,
-        kind: DecisionKind,
+        kind: DecisionKind | Literal["expire"],
         *,
         run_id: str,
         tool_call_id: str | None = None,
@@ -77,6 +106,7 @@ class Decisions:
         resume_data: Any = None,
         followups: list[Message] | None = None,
         actor: str | None = None,
+        args: dict[str, Any] | None = None,
     ) -> AgentStream:
         """Record a decision atomically, then return the stream that applies it.
 
@@ -84,9 +114,11 @@ class Decisions:
         after the tool results of the step being decided. On a call of kind
         ``interrupted`` (its tool started, no result was stored), ``approve``
         runs the tool again (audited ``re-executed``) and ``decline`` tells the
-        model the outcome is unknown.
+        model the outcome is unknown. ``args`` (approve): edited arguments, validated
+        against the tool's ``input_schema`` first (``ToolArgsInvalid``). An approval
+        whose deadline passed raises ``ApprovalExpired``; ``expire`` is the sweep's.
         """
-        owner = uuid.uuid4().hex
+        owner = (HANDOVER if getattr(agent, "remote", False) else "") + uuid.uuid4().hex
         captured: dict[str, Any] = {"apply": kind}
         actor = actor if actor is not None else self.actor
 
@@ -100,6 +132,14 @@ class Decisions:
                 raise CorruptSnapshot(
                     f"snapshot of run {run_id!r} in {self.store.name} has no tool call {call.tool_call_id!r}"
                 )
+            overdue = call.kind == "approval" and call.expires_at is not None and call.expires_at < time.time()
+            if kind == "expire":
+                if not overdue:
+                    raise ToolCallNotSuspended(f"tool call {call.tool_call_id!r} of run {run_id!r} is not overdue")
+                captured["state"] = state
+                return Decision("expired", reason=EXPIRED_MESSAGE, actor=actor or SWEEP_ACTOR)
+            if overdue:
+                raise ApprovalExpired(_expired_message(call.tool_call_id, run_id, call.expires_at))
             if kind == "approve":
                 if call.kind not in ("approval", "interrupted"):
                     raise WrongDecisionKind(
@@ -116,7 +156,19 @@ class Decisions:
                     captured["apply"], captured["resume_data"] = "resume", call.resume_data
                     decision = Decision("resuming", actor=actor, resume_data=call.resume_data)
                 else:
-                    decision = Decision("approved", actor=actor)
+                    edited = self._validate_args(agent, call, args, run_id) if args is not None else None
+                    if edited is None and call.kind == "interrupted":
+                        edited = call.edited_args  # re-executed with the arguments it was approved with
+                    captured["args"] = edited
+                    detail = None
+                    if edited is not None:
+                        detail = {
+                            "args": call.args,
+                            "edited_args": edited,
+                            "fingerprint": call.fingerprint,
+                            "edited_fingerprint": fingerprint_of(call.tool_name, edited),
+                        }
+                    decision = Decision("approved", actor=actor, edited_args=edited, detail=detail)
             elif kind == "decline":
                 if call.kind == "interrupted":
                     captured["reason"] = INTERRUPTED_DECLINED + (f" Reason: {reason}" if reason else "")
@@ -135,10 +187,20 @@ class Decisions:
         claim = await self.store.claim(
             run_id, tool_call_id, kinds=_KINDS[kind], decide=check, owner=owner, lease_seconds=self.lease_seconds
         )
+        if claim.outcome != "ok" and tool_call_id is not None and (claim.audited or claim.outcome == "no_run"):
+            # an expired call stays expired after the run moved on: that wins over "already decided"
+            for entry in await self.store.audit_log(run_id, tool_call_id):
+                if entry.decision == "expired":
+                    raise ApprovalExpired(
+                        f"the approval of tool call {tool_call_id!r} of run {run_id!r} expired "
+                        f"at {_iso(entry.decided_at)} (swept); nothing changed"
+                    )
         self._raise_for(claim, run_id, tool_call_id, kind)
         assert claim.call is not None
         state: RunState | None = captured["state"] if claim.run is not None else None
         call_id = claim.call.tool_call_id
+        if owner.startswith(HANDOVER):  # recorded only: the process hosting the agent applies it
+            return AgentStream(run_id, _nothing())
 
         async def abandon() -> None:  # cancelled before it began: the decision goes back to pending
             await self.store.release(run_id, owner, reset_call=call_id)
@@ -154,11 +216,12 @@ class Decisions:
                 captured.get("reason", reason),
                 captured.get("resume_data"),
                 followups or [],
+                captured.get("args"),
             ),
             on_abandon=abandon,
         )
 
-    def _raise_for(self, claim: ClaimResult, run_id: str, tool_call_id: str | None, kind: DecisionKind) -> None:
+    def _raise_for(self, claim: ClaimResult, run_id: str, tool_call_id: str | None, kind: str) -> None:
         if claim.outcome == "ok":
             return
         call = f"tool call {tool_call_id!r}" if tool_call_id else "the latest pending tool call"
@@ -176,6 +239,36 @@ class Decisions:
         raise ToolCallNotSuspended(
             f"run {run_id!r} in {self.store.name} has no pending {call if tool_call_id else 'tool call'}"
         )
+
+    def _validate_args(self, agent: HostedAgent, call: PendingCallRow, args: Any, run_id: str) -> dict[str, Any] | None:
+        """Edited arguments, validated and dumped as ``execute`` receives them; None when they are the original."""
+        if args == call.args:
+            return None  # the same arguments are not an edit
+        owner = agent.descendant(call.agent_path)
+        schema: type[BaseModel] | None = None
+        if owner is not None:
+            if call.tool_name in owner.delegates:
+                schema = DelegateInput
+            elif call.tool_name in owner.tools:
+                schema = owner.tools[call.tool_name].input_schema
+        if schema is None:
+            raise ToolArgsInvalid(f"tool {call.tool_name!r} of call {call.tool_call_id!r} is unknown here")
+        if not isinstance(args, dict):
+            raise ToolArgsInvalid(f"edited arguments for tool call {call.tool_call_id!r} must be an object")
+        try:
+            dumped: dict[str, Any] = schema.model_validate(args).model_dump(mode="json")
+        except ValidationError as exc:
+            errors = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in exc.errors()]
+            detail = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in errors)
+            raise ToolArgsInvalid(
+                f"edited arguments for tool {call.tool_name!r} (call {call.tool_call_id!r}, run {run_id!r}) fail "
+                f"its input_schema: {detail}; the call is unchanged",
+                errors=errors,
+            ) from exc
+        problem = args_problem(dumped)
+        if problem:
+            raise ToolArgsInvalid(f"edited arguments for tool call {call.tool_call_id!r}: {problem}")
+        return dumped
 
     def _validate_resume(self, agent: HostedAgent, call: PendingCallRow, data: Any, run_id: str) -> Any:
         owner = agent.descendant(call.agent_path)
@@ -198,13 +291,14 @@ class Decisions:
     async def _apply(
         self,
         agent: HostedAgent,
-        kind: DecisionKind,
+        kind: str,
         call: PendingCallRow,
         claimed: RunState | None,
         owner: str,
         reason: str | None,
         resume_data: Any,
         followups: list[Message],
+        args: dict[str, Any] | None = None,
     ) -> AsyncIterator[Chunk]:
         run_id = call.run_id
         try:
@@ -235,7 +329,9 @@ class Decisions:
             assert found is not None
             _, target = found
             if kind == "approve":
-                target.approve()
+                target.approve(args)
+            elif kind == "expire":
+                target.expire(time.time())
             elif kind == "decline":
                 target.decline(reason)
             else:
@@ -311,6 +407,26 @@ class Decisions:
             advanced += 1
         return advanced
 
+    async def sweep(self, agents: Mapping[str, HostedAgent]) -> int:
+        """Expire the overdue approvals of these agents' runs and continue those runs; how many expired.
+
+        Fail-closed: the tool never runs; the model is told ``EXPIRED_MESSAGE``;
+        the stream carries a ``tool-call-expired`` chunk. A call decided meanwhile is left alone.
+        """
+        expired = 0
+        for call in await self.store.list_overdue(time.time(), limit=1000):
+            run = await self.store.get_run(call.run_id)
+            agent = agents.get(run.agent_id) if run is not None else None
+            if agent is None:
+                continue
+            try:
+                stream = await self.decide(agent, "expire", run_id=call.run_id, tool_call_id=call.tool_call_id)
+            except WardenError:
+                continue
+            await stream.wait()
+            expired += 1
+        return expired
+
     async def _keep_lease(self, run_id: str, owner: str) -> None:
         """Renew the lease while a decision is applied, so a long tool never loses its run."""
         while True:
@@ -341,6 +457,41 @@ class Decisions:
             await asyncio.sleep(delay)
             delay = min(delay * 2, 0.25)
 
+    async def adopt(self, agent: HostedAgent, run_id: str, tool_call_id: str) -> AgentStream | None:
+        """Apply a decision another process recorded on a call of ``agent`` (see ``RemoteAgent``).
+
+        Takes over the recorder's handover lease (or waits for a free one, as a decider that lost the race
+        does), then applies the decision here, where the agent's tools live. None while the call is still
+        pending, or someone else is applying it.
+        """
+        call = next((c for c in await self.store.get_calls(run_id) if c.tool_call_id == tool_call_id), None)
+        run = await self.store.get_run(run_id)
+        if run is None or call is None or call.status == "pending" or call.started_at is not None:
+            return None
+        if (run.lease_owner or "").startswith(HANDOVER) and (run.lease_until or 0.0) >= time.time():
+            owner = run.lease_owner or ""
+            if not await self.store.renew_lease(run_id, owner, self.lease_seconds):
+                return None
+            snapshot = run.snapshot
+        else:
+            owner = uuid.uuid4().hex
+            row = await self.store.acquire_lease(run_id, owner, self.lease_seconds, waiting_call=tool_call_id)
+            if row is None:
+                return None
+            snapshot = row.snapshot
+        try:
+            state = RunState.from_json(snapshot, run_id=run_id, store=self.store.name)
+        except CorruptSnapshot:
+            await self.store.release(run_id, owner)
+            raise
+        kinds: dict[str, DecisionKind] = {"approved": "approve", "declined": "decline", "resuming": "resume"}
+        kind = kinds[call.status]
+        reason = None
+        if kind == "decline":
+            audit = [a for a in await self.store.audit_log(run_id, tool_call_id) if a.decision == "declined"]
+            reason = audit[-1].reason if audit else None
+        return AgentStream(run_id, self._apply(agent, kind, call, state, owner, reason, call.resume_data, []))
+
     # -- finding the call a decision is about ----------------------------------------------------
     async def run_of_decided(self, run_id: str, tool_call_id: str | None) -> RunRow:
         """The stored run a decision by run id is about; or why there is none (from the audit log)."""
@@ -349,6 +500,12 @@ class Decisions:
             return run
         if tool_call_id is not None:
             audit = await self.store.audit_log(run_id, tool_call_id)
+            for entry in audit:
+                if entry.decision == "expired":
+                    raise ApprovalExpired(
+                        f"the approval of tool call {tool_call_id!r} of run {run_id!r} expired "
+                        f"at {_iso(entry.decided_at)} (swept); nothing changed"
+                    )
             if audit:
                 raise AlreadyDecided(
                     f"tool call {tool_call_id!r} of run {run_id!r} was already decided "
@@ -414,6 +571,22 @@ class Decisions:
                 actor=actor,
             )
         return await self.decide(agent, "approve", run_id=run_id, tool_call_id=tool_call_id, actor=actor)
+
+
+async def _nothing() -> AsyncIterator[Chunk]:
+    return
+    yield  # pragma: no cover - makes this an async generator
+
+
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat()
+
+
+def _expired_message(tool_call_id: str, run_id: str, expires_at: float | None) -> str:
+    return (
+        f"the approval of tool call {tool_call_id!r} of run {run_id!r} expired at {_iso(expires_at or 0.0)}; "
+        "nothing changed (the sweep will tell the model)"
+    )
 
 
 def _idempotent(agent: HostedAgent, call: PendingCallRow) -> bool:

@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
@@ -31,9 +32,24 @@ from agent_core.models import Message, ModelDone, ModelRequestInfo, ModelRespons
 from agent_core.tools import Suspension, Tool, ToolContext
 
 # Re-exported: ``agent_core.engine.ToolCallInfo`` and the delegation helpers were defined here.
-__all__ = ["DECLINED_MESSAGE", "DelegateInput", "RunContext", "ToolCallInfo", "delegation_name", "drive"]
+__all__ = [
+    "DECLINED_MESSAGE",
+    "EDITED_NOTE",
+    "EXPIRED_MESSAGE",
+    "DelegateInput",
+    "RunContext",
+    "ToolCallInfo",
+    "delegation_name",
+    "drive",
+]
 
 DECLINED_MESSAGE = "Tool call was not approved by the user"
+#: what the model is told when an approval's deadline passed and the sweep expired it.
+EXPIRED_MESSAGE = "The approval request expired before anyone decided; the tool was not run."
+#: what the model is told, with the arguments used, when the operator edited the call before approving it.
+EDITED_NOTE = "The operator changed the arguments of this tool call before approving it; the tool ran with args."
+#: ``grant_for(agent, state, call)``: the id of a live grant covering a gated call, or None.
+GrantLookup = Callable[[AgentDefinition, RunState, CallState], Awaitable[str | None]]
 
 
 @dataclass
@@ -47,6 +63,8 @@ class RunContext:
     before_start: Callable[[CallState], Awaitable[None]] | None = None
     #: awaited once the top run's step has all its results, before the model is called again.
     step_done: Callable[[], Awaitable[None]] | None = None
+    #: finds a live grant that approves a gated call without asking (None: grants are not looked up).
+    grant_for: GrantLookup | None = None
 
     def next_seq(self) -> int:
         assert self.top is not None
@@ -68,6 +86,12 @@ def tool_message(call: CallState) -> Message:
     """The tool result the model sees, in the model's call order."""
     if call.result_kind == "denied":
         content, status = json.dumps(call.reason or DECLINED_MESSAGE, ensure_ascii=False), "denied"
+    elif call.result_kind == "expired":
+        content, status = json.dumps(call.result or EXPIRED_MESSAGE, ensure_ascii=False), "denied"
+    elif call.edited_args is not None:
+        key = "error" if call.result_kind == "error" else "result"
+        body = {"note": EDITED_NOTE, "args": call.edited_args, key: call.result}
+        content, status = json.dumps(body, ensure_ascii=False), "error" if key == "error" else "ok"
     elif call.result_kind == "error":
         content, status = json.dumps({"error": call.result}, ensure_ascii=False), "error"
     else:
@@ -157,9 +181,16 @@ async def _process_calls(agent: AgentDefinition, state: RunState, rt: RunContext
                 yield make_chunk("tool-error", run_id, tool_call_id=call.id, tool_name=call.name, error=error)
                 continue
             if await _needs_approval(agent, state, call, rt):
-                call.gate(fingerprint(call.name, call.args), rt.next_seq(), time.time())
-                continue
-            call.admit()
+                grant_id = await _granted(agent, state, call, rt)
+                if grant_id is None:
+                    now = time.time()
+                    timeout = _approval_timeout(agent, state, call)
+                    expires_at = None if timeout is None else now + timeout
+                    call.gate(fingerprint(call.name, call.args), rt.next_seq(), now, expires_at=expires_at)
+                    continue
+                call.admit(grant_id=grant_id)
+            else:
+                call.admit()
         if call.status == "declined":
             call.resolve("denied", call.reason or DECLINED_MESSAGE)
             yield make_chunk(
@@ -169,6 +200,16 @@ async def _process_calls(agent: AgentDefinition, state: RunState, rt: RunContext
                 tool_name=call.name,
                 args=call.args,
                 reason=call.reason or DECLINED_MESSAGE,
+            )
+        elif call.status == "expired":
+            call.resolve("expired", EXPIRED_MESSAGE)
+            yield make_chunk(
+                "tool-call-expired",
+                run_id,
+                tool_call_id=call.id,
+                tool_name=call.name,
+                args=call.args,
+                expired_at=datetime.fromtimestamp(call.expired_at or time.time(), UTC),
             )
     runnable = [c for c in state.calls if c.runnable]
     if runnable:
@@ -230,6 +271,22 @@ def _short_errors(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
+def _approval_timeout(agent: AgentDefinition, state: RunState, call: CallState) -> float | None:
+    """Tool > request > agent: the tool's own ``approval_timeout``, else the run's (request or agent)."""
+    tool = None if call.name in agent.delegates else agent.tools.get(call.name)
+    own = getattr(tool, "approval_timeout", None)
+    return own if own is not None else state.approval_timeout
+
+
+async def _granted(agent: AgentDefinition, state: RunState, call: CallState, rt: RunContext) -> str | None:
+    if rt.grant_for is None:
+        return None
+    tool = None if call.name in agent.delegates else agent.tools.get(call.name)
+    if tool is not None and not getattr(tool, "allow_grants", True):
+        return None
+    return await rt.grant_for(agent, state, call)
+
+
 async def _needs_approval(agent: AgentDefinition, state: RunState, call: CallState, rt: RunContext) -> bool:
     """Only asked of a ``new`` call; a sub-agent has no explicit setting of its own."""
     explicit = None if call.name in agent.delegates else agent.tools[call.name].require_approval
@@ -264,7 +321,7 @@ async def _needs_approval(agent: AgentDefinition, state: RunState, call: CallSta
 async def _execute(agent: AgentDefinition, state: RunState, call: CallState, rt: RunContext) -> AsyncIterator[Chunk]:
     tool: Tool = agent.tools[call.name]
     run_id = state.run_id
-    inp = tool.input_schema.model_validate(call.args)
+    inp = tool.input_schema.model_validate(call.run_args)
     resume = None
     if call.status == "resuming" and call.resume_data is not None:
         resume = tool.resume_schema.model_validate(call.resume_data) if tool.resume_schema else call.resume_data
@@ -310,7 +367,16 @@ async def _execute(agent: AgentDefinition, state: RunState, call: CallState, rt:
         yield make_chunk("tool-error", run_id, tool_call_id=call.id, tool_name=call.name, error=message)
         return
     call.resolve("result", result)
-    yield make_chunk("tool-result", run_id, tool_call_id=call.id, tool_name=call.name, result=result, is_error=False)
+    yield make_chunk(
+        "tool-result",
+        run_id,
+        tool_call_id=call.id,
+        tool_name=call.name,
+        result=result,
+        is_error=False,
+        args=call.edited_args if call.edited_args is not None else inp.model_dump(mode="json"),
+        grant_id=call.grant_id,
+    )
 
 
 async def _delegate(agent: AgentDefinition, state: RunState, call: CallState, rt: RunContext) -> AsyncIterator[Chunk]:
@@ -318,7 +384,7 @@ async def _delegate(agent: AgentDefinition, state: RunState, call: CallState, rt
     sub = agent.delegates[call.name]
     child = call.child
     if child is None:
-        child = child_state(sub, parent=state, prompt=DelegateInput.model_validate(call.args).prompt)
+        child = child_state(sub, parent=state, prompt=DelegateInput.model_validate(call.run_args).prompt)
     call.delegate(child)
     try:
         # A sub-agent's own chunks stay inside it: the top stream shows the
@@ -335,7 +401,14 @@ async def _delegate(agent: AgentDefinition, state: RunState, call: CallState, rt
     text = "".join(m.content for m in child.messages[-1:] if m.role == "assistant")
     call.resolve("result", text)
     yield make_chunk(
-        "tool-result", state.run_id, tool_call_id=call.id, tool_name=call.name, result=text, is_error=False
+        "tool-result",
+        state.run_id,
+        tool_call_id=call.id,
+        tool_name=call.name,
+        result=text,
+        is_error=False,
+        args=call.run_args,
+        grant_id=call.grant_id,
     )
 
 
@@ -353,4 +426,5 @@ def child_state(sub: AgentDefinition, *, parent: RunState, prompt: str) -> RunSt
         request_context=parent.request_context,
         created_at=parent.created_at,
         tool_call_concurrency=sub.default_options.get("tool_call_concurrency", parent.tool_call_concurrency),
+        approval_timeout=parent.approval_timeout,
     )

@@ -140,3 +140,31 @@ class StructuredOutputInvalid(WardenError):
     def __init__(self, message: str, *, text: str = "", code: str | None = None) -> None:
         super().__init__(message, code=code)
         self.text = text
+
+
+class ToolArgsInvalid(WardenError):
+    """Edited arguments (``approve_tool_call(args=...)``) fail the tool's ``input_schema``; nothing changed."""
+
+    code = "AGENT_TOOL_ARGS_INVALID"
+
+    def __init__(self, message: str, *, errors: list[dict] | None = None) -> None:
+        super().__init__(message)
+        self.errors = errors or []
+
+
+class ApprovalExpired(WardenError):
+    """The call's approval deadline (``approval_timeout``) passed: it can no longer be decided."""
+
+    code = "AGENT_APPROVAL_EXPIRED"
+
+
+class GrantNotAllowed(WardenError):
+    """The tool was created with ``allow_grants=False``: it cannot be granted."""
+
+    code = "AGENT_GRANT_NOT_ALLOWED"
+
+
+class GrantNotFound(WardenError):
+    """No grant with that id (revoked, expired and swept, or never created)."""
+
+    code = "AGENT_GRANT_NOT_FOUND"

@@ -86,7 +86,7 @@ async def on_input_available(tool: Tool | None, state: RunState, call: CallState
         return None
     assert tool is not None
     try:
-        await _call(fn, _hook_call(state, call, tool.input_schema.model_validate(call.args)))
+        await _call(fn, _hook_call(state, call, tool.input_schema.model_validate(call.run_args)))
     except Exception as exc:
         return f"on_input_available hook of tool {call.name!r} failed: {type(exc).__name__}: {exc}"
     return None

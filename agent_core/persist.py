@@ -17,7 +17,7 @@ from pydantic_core import to_jsonable_python
 
 from agent_core.call_state import CallState, RunState
 from agent_core.chunks import Chunk, make_chunk
-from agent_core.definition import HostedAgent, PolicyFn
+from agent_core.definition import AgentDefinition, DelegateInput, HostedAgent, PolicyFn
 from agent_core.engine import RunContext, drive
 from agent_core.errors import LeaseLost, WardenError
 from agent_core.fingerprint import fingerprint
@@ -26,7 +26,7 @@ from agent_core.notify import PendingCallback, PendingNotice, notify
 from agent_core.snapshot import pending_leaves, used_ids
 from agent_core.structured import parse_output
 from storage.base import Store
-from storage.records import PendingCallRow, RunRow
+from storage.records import AuditRow, GrantRow, PendingCallRow, RunRow
 
 
 class Runs:
@@ -57,7 +57,9 @@ class Runs:
         """
         run_id = state.run_id
         began = time.time()
-        rt = RunContext(request_policy=self.policies.get(run_id), ids=used_ids(state), top=state)
+        rt = RunContext(
+            request_policy=self.policies.get(run_id), ids=used_ids(state), top=state, grant_for=self.grant_for
+        )
         if owner is not None:
             self._guard(rt, state, owner, applied)
         if emit_start:
@@ -154,6 +156,7 @@ class Runs:
                 agent_path=leaf.agent_path,
                 seq=leaf.call.seq,
                 created_at=leaf.call.pending_since or now,
+                expires_at=leaf.call.expires_at if leaf.kind == "approval" else None,
             )
             for leaf in leaves
         ]
@@ -200,6 +203,38 @@ class Runs:
             announced.append(chunk)
         return announced
 
+    async def grant_for(self, agent: AgentDefinition, state: RunState, call: CallState) -> str | None:
+        """The id of a live grant that covers this gated call (audited as its approval), or None."""
+        now = time.time()
+        grants = await self.store.list_grants(now, tool_name=call.name)
+        if not grants:
+            return None
+        validated: dict[str, Any] | None = None
+        for g in grants:
+            if not _in_scope(g, agent.id, state):
+                continue
+            if g.args_match:
+                if validated is None:
+                    validated = _validated_args(agent, call)
+                if any(k not in validated or not _json_equal(validated[k], v) for k, v in g.args_match.items()):
+                    continue
+            await self.store.append_audit(
+                AuditRow(
+                    run_id=state.run_id,
+                    tool_call_id=call.id,
+                    agent_id=state.agent_id,
+                    tool_name=call.name,
+                    decision="granted",
+                    fingerprint=fingerprint(call.name, call.args),
+                    reason=f"grant {g.id}",
+                    decided_at=now,
+                    actor=g.created_by,
+                    detail={"grant_id": g.id},
+                )
+            )
+            return g.id
+        return None
+
     async def save_memory(self, agent: HostedAgent, state: RunState) -> None:
         if agent.memory is None or not state.thread_id:
             return
@@ -211,6 +246,27 @@ class Runs:
                 dumped = json.loads(scrub(text, json_text=True))
             await self.store.append_messages(state.thread_id, state.resource_id, dumped)
             state.memory_saved = len(state.messages)
+
+
+def _in_scope(grant: GrantRow, agent_id: str, state: RunState) -> bool:
+    if grant.scope == "run":
+        return grant.scope_id == state.run_id
+    if grant.scope == "thread":
+        return state.thread_id is not None and grant.scope_id == state.thread_id
+    if grant.scope == "resource":
+        return state.resource_id is not None and grant.scope_id == state.resource_id
+    return grant.scope == "agent" and grant.agent_id == agent_id
+
+
+def _json_equal(a: Any, b: Any) -> bool:
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def _validated_args(agent: AgentDefinition, call: CallState) -> dict[str, Any]:
+    """The call's arguments as ``execute`` receives them, dumped to JSON (what ``args_match`` compares)."""
+    schema = DelegateInput if call.name in agent.delegates else agent.tools[call.name].input_schema
+    dumped: dict[str, Any] = schema.model_validate(call.args).model_dump(mode="json")
+    return dumped
 
 
 def _lost(run_id: str) -> str:

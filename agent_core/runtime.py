@@ -8,29 +8,31 @@ It knows agents through the ``HostedAgent`` protocol and never imports
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from agent_core.autoresume import auto_resume
 from agent_core.call_state import RunState, policy_mode
-from agent_core.decisions import DecisionKind, Decisions, list_suspended
+from agent_core.decisions import HANDOVER_KEY, DecisionKind, Decisions, RemoteAgent, list_suspended
 from agent_core.definition import HostedAgent
-from agent_core.errors import AgentNotFound, InvalidRequest, SnapshotNotFound
+from agent_core.errors import AgentNotFound, GrantNotAllowed, GrantNotFound, InvalidRequest, SnapshotNotFound
 from agent_core.models import Message
 from agent_core.notify import PendingCallback
 from agent_core.persist import Runs
 from agent_core.stream import AgentStream
 from agent_core.structured import schema_of
-from agent_core.views import AuditEntry, AuditPage, SuspendedRun, SuspendedRunList
+from agent_core.views import AuditEntry, AuditPage, Grant, SuspendedRun, SuspendedRunList
 from storage.audit import ChainReport
 from storage.audit import verify as verify_chain
 from storage.base import Store
 from storage.memory import InMemoryStore
+from storage.records import GrantRow
 
 __all__ = ["DecisionKind", "Runtime"]
 
@@ -110,9 +112,13 @@ class Runtime:
         auto_resume_suspended_tools: bool | None = None,
         tool_call_concurrency: int | None = None,
         output_schema: type[BaseModel] | None = None,
+        approval_timeout: float | None = None,
     ) -> AgentStream:
         new_messages = _as_messages(messages)
         opts = agent.default_options
+        timeout = approval_timeout if approval_timeout is not None else opts.get("approval_timeout")
+        if timeout is not None and (not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0):
+            raise InvalidRequest(f"approval_timeout must be a positive number of seconds, not {timeout!r}")
         concurrency = tool_call_concurrency if tool_call_concurrency is not None else opts.get("tool_call_concurrency")
         if concurrency is not None and (not isinstance(concurrency, int) or concurrency < 1):
             raise InvalidRequest(f"tool_call_concurrency must be a positive integer, not {concurrency!r}")
@@ -148,6 +154,7 @@ class Runtime:
             created_at=time.time(),
             tool_call_concurrency=concurrency,
             output_schema=output_json,
+            approval_timeout=None if timeout is None else float(timeout),
         )
         auto = (
             auto_resume_suspended_tools
@@ -191,6 +198,7 @@ class Runtime:
         resume_data: Any = None,
         followups: list[Message] | None = None,
         output_schema: type[BaseModel] | None = None,
+        args: dict[str, Any] | None = None,
         actor: str | None = None,
     ) -> AgentStream:
         """Record a decision atomically, then return the stream that applies it (see ``Decisions``).
@@ -208,6 +216,7 @@ class Runtime:
             reason=reason,
             resume_data=resume_data,
             followups=followups,
+            args=args,
             actor=actor,
         )
         if output_schema is not None:
@@ -222,11 +231,18 @@ class Runtime:
         run_id: str,
         tool_call_id: str | None = None,
         fingerprint: str | None = None,
+        args: dict[str, Any] | None = None,
         actor: str | None = None,
     ) -> AgentStream:
         agent = await self._agent_of_decided(run_id, tool_call_id)
         return await self.decide(
-            agent, "approve", run_id=run_id, tool_call_id=tool_call_id, fingerprint=fingerprint, actor=actor
+            agent,
+            "approve",
+            run_id=run_id,
+            tool_call_id=tool_call_id,
+            fingerprint=fingerprint,
+            args=args,
+            actor=actor,
         )
 
     async def decline_tool_call(
@@ -245,7 +261,14 @@ class Runtime:
 
     async def _agent_of_decided(self, run_id: str, tool_call_id: str | None) -> HostedAgent:
         run = await self._decisions.run_of_decided(run_id, tool_call_id)
+        if run.agent_id not in self._by_id and _handover(run.snapshot):
+            return cast(HostedAgent, RemoteAgent(run.agent_id))  # recorded here, applied by its host
         return self.get_agent(run.agent_id)
+
+    async def adopt(self, agent: HostedAgent, *, run_id: str, tool_call_id: str) -> AgentStream | None:
+        """Apply a decision another process recorded on a call of ``agent`` (a run started with
+        ``request_context={"warden_handover": True}``); None while there is none to apply."""
+        return await self._decisions.adopt(agent, run_id, tool_call_id)
 
     async def send_tool_approval(
         self,
@@ -338,6 +361,101 @@ class Runtime:
         at start and periodically; ``warden runs recover`` calls it once.
         """
         return await self._decisions.recover(self._by_id)
+
+    # -- deadlines -------------------------------------------------------------------------------
+    async def sweep(self) -> int:
+        """Expire overdue approvals (``approval_timeout``) of this runtime's agents; how many expired.
+
+        Fail-closed: the tool never runs; the model is told the request expired and
+        the run continues (a ``tool-call-expired`` chunk). The console and the server
+        call it periodically; ``warden runs sweep`` calls it once.
+        """
+        return await self._decisions.sweep(self._by_id)
+
+    # -- grants ----------------------------------------------------------------------------------
+    async def grant(
+        self,
+        tool_name: str,
+        *,
+        scope: str,
+        scope_id: str | None = None,
+        agent_id: str | None = None,
+        args_match: dict[str, Any] | None = None,
+        expires_in: float | None = 3600,
+        actor: str | None = None,
+    ) -> Grant:
+        """Approve future gated calls of ``tool_name`` in a scope without asking (see ``Grant``).
+
+        ``tool_name`` is the agent's key for the tool. ``scope_id`` is required for
+        ``run`` / ``thread`` / ``resource``; ``scope="agent"`` uses ``agent_id``.
+        ``expires_in=None``: until revoked. Calls already pending are not decided.
+        """
+        if scope not in ("run", "thread", "resource", "agent"):
+            raise InvalidRequest(f"scope must be run, thread, resource or agent, not {scope!r}")
+        if scope == "agent":
+            if not agent_id:
+                raise InvalidRequest('scope="agent" needs agent_id')
+            agent_id = self.get_agent(agent_id).id if agent_id in self._by_id else agent_id
+        elif not scope_id:
+            raise InvalidRequest(f"scope={scope!r} needs scope_id (the {scope} id)")
+        if args_match is not None and not isinstance(args_match, dict):
+            raise InvalidRequest("args_match must be an object of argument values")
+        if expires_in is not None and (not isinstance(expires_in, int | float) or expires_in <= 0):
+            raise InvalidRequest(f"expires_in must be a positive number of seconds or None, not {expires_in!r}")
+        tools = _tools_named(self.agents.values(), tool_name, None if scope != "agent" else agent_id)
+        if not tools:
+            raise InvalidRequest(f"no agent of this runtime has a tool {tool_name!r}")
+        if any(not getattr(t, "allow_grants", True) for t in tools):
+            raise GrantNotAllowed(f"tool {tool_name!r} was created with allow_grants=False: it cannot be granted")
+        now = time.time()
+        row = GrantRow(
+            id="grant_" + uuid.uuid4().hex[:16],
+            tool_name=tool_name,
+            scope=scope,  # type: ignore[arg-type]
+            scope_id=scope_id if scope != "agent" else None,
+            agent_id=agent_id if scope == "agent" else None,
+            args_match=to_jsonable_python(args_match) if args_match is not None else None,
+            expires_at=None if expires_in is None else now + expires_in,
+            created_by=actor if actor is not None else self.actor,
+            created_at=now,
+        )
+        await self.store.add_grant(row)
+        return Grant.from_row(row)
+
+    async def list_grants(self) -> list[Grant]:
+        """The live grants (not expired, not revoked), oldest first."""
+        return [Grant.from_row(g) for g in await self.store.list_grants(time.time())]
+
+    async def revoke_grant(self, grant_id: str) -> None:
+        """Revoke a grant (calls it already approved stay approved); ``GrantNotFound`` for an unknown id."""
+        if not await self.store.delete_grant(grant_id):
+            raise GrantNotFound(f"no grant {grant_id!r} in {self.store.name}")
+
+
+def _tools_named(agents: Any, tool_name: str, agent_id: str | None) -> list[Any]:
+    """Tools (or delegations) called ``tool_name`` in these agents and their sub-agents."""
+    found: list[Any] = []
+    seen: set[int] = set()
+    stack = list(agents)
+    while stack:
+        agent = stack.pop()
+        if id(agent) in seen:
+            continue
+        seen.add(id(agent))
+        if agent_id is None or agent.id == agent_id:
+            if tool_name in agent.tools:
+                found.append(agent.tools[tool_name])
+            elif tool_name in agent.delegates:
+                found.append(agent.delegates[tool_name])
+        stack.extend(agent.delegates.values())
+    return found
+
+
+def _handover(snapshot: str) -> bool:
+    try:
+        return bool(json.loads(snapshot).get("request_context", {}).get(HANDOVER_KEY))
+    except (ValueError, AttributeError):
+        return False
 
 
 def _as_messages(messages: str | list[Any]) -> list[Message]:

@@ -110,7 +110,17 @@ class Tool:
         idempotent: bool = False,
         hooks: Mapping[str, Callable[..., Any]] | None = None,
         sequential: bool = False,
+        approval_timeout: float | None = None,
+        allow_grants: bool = True,
     ) -> None:
+        if approval_timeout is not None and (
+            not isinstance(approval_timeout, int | float) or isinstance(approval_timeout, bool) or approval_timeout <= 0
+        ):
+            raise InvalidToolDefinition(f"tool {id!r}: approval_timeout must be a positive number of seconds")
+        #: seconds an approval may wait before the sweep expires it (wins over request and agent settings).
+        self.approval_timeout = None if approval_timeout is None else float(approval_timeout)
+        #: False: never covered by a grant, and ``runtime.grant`` refuses it.
+        self.allow_grants = bool(allow_grants)
         #: running it twice is harmless: an interrupted call is re-executed by ``recover()``.
         self.idempotent = bool(idempotent)
         for name, schema in (
@@ -175,6 +185,8 @@ def create_tool(
     idempotent: bool = False,
     hooks: Mapping[str, Callable[..., Any]] | None = None,
     sequential: bool = False,
+    approval_timeout: float | None = None,
+    allow_grants: bool = True,
 ) -> Tool:
     """Mastra's ``createTool``: ``execute(input, ctx)`` may be sync or async.
 
@@ -182,6 +194,8 @@ def create_tool(
     a crash (started, no result stored) is re-executed by ``recover()``.
     ``hooks``: ``{"on_input_available": fn, "on_output": fn}`` (sync or async), see docs/hooks.md;
     ``sequential=True``: the tool never runs concurrently with another call of the same step.
+    ``approval_timeout``: seconds an approval may wait (then the sweep expires it, fail-closed);
+    ``allow_grants=False``: the tool is never approved by a grant (``runtime.grant`` refuses it).
     """
     if input_schema is None:
         input_schema = create_model(f"{_camel(id)}Input", __config__=ConfigDict(extra="forbid"))
@@ -197,6 +211,8 @@ def create_tool(
         idempotent=idempotent,
         hooks=hooks,
         sequential=sequential,
+        approval_timeout=approval_timeout,
+        allow_grants=allow_grants,
     )
 
 
@@ -212,6 +228,8 @@ def tool(
     hooks: Mapping[str, Callable[..., Any]] | None = None,
     idempotent: bool = False,
     sequential: bool = False,
+    approval_timeout: float | None = None,
+    allow_grants: bool = True,
 ) -> Any:
     """Build a tool from a typed function: its parameters become the input schema.
 
@@ -261,6 +279,8 @@ def tool(
             idempotent=idempotent,
             hooks=hooks,
             sequential=sequential,
+            approval_timeout=approval_timeout,
+            allow_grants=allow_grants,
         )
 
     return build(fn) if fn is not None else build

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from storage.records import AuditRow, PendingCallRow, SuspendedRunRow
+from storage.records import AuditRow, GrantRow, GrantScope, PendingCallRow, SuspendedRunRow
 
 
 class _View(BaseModel):
@@ -30,6 +31,8 @@ class PendingToolCall(_View):
     #: interrupted calls: when the tool started, and who had approved it.
     started_at: datetime | None = None
     approved_by: str | None = None
+    #: approvals with a deadline: when the sweep expires it (may be past until it runs).
+    expires_at: datetime | None = None
 
     @classmethod
     def from_row(cls, row: PendingCallRow) -> PendingToolCall:
@@ -46,27 +49,35 @@ class PendingToolCall(_View):
             pending_since=datetime.fromtimestamp(row.created_at, UTC),
             started_at=None if row.started_at is None else datetime.fromtimestamp(row.started_at, UTC),
             approved_by=row.decided_by if row.kind == "interrupted" else None,
+            expires_at=None
+            if row.expires_at is None or row.kind != "approval"
+            else datetime.fromtimestamp(row.expires_at, UTC),
         )
 
 
 class SuspendedRun(_View):
+    """A pending run; ``expires_at``: the earliest approval deadline among its calls (None: none)."""
+
     run_id: str
     agent_id: str
     thread_id: str | None = None
     resource_id: str | None = None
     suspended_at: datetime
     tool_calls: list[PendingToolCall] = Field(default_factory=list)
+    expires_at: datetime | None = None
 
     @classmethod
     def from_row(cls, row: SuspendedRunRow) -> SuspendedRun:
         r = row.run
+        calls = [PendingToolCall.from_row(c) for c in row.calls]
         return cls(
             run_id=r.run_id,
             agent_id=r.agent_id,
             thread_id=r.thread_id,
             resource_id=r.resource_id,
             suspended_at=datetime.fromtimestamp(r.suspended_at, UTC),
-            tool_calls=[PendingToolCall.from_row(c) for c in row.calls],
+            tool_calls=calls,
+            expires_at=min((c.expires_at for c in calls if c.expires_at is not None), default=None),
         )
 
 
@@ -104,7 +115,7 @@ class AuditEntry(_View):
     agent_id: str
     tool_name: str
     #: approved, declined, resuming, re-executed, returned-to-pending, withdrawn, notification-failed,
-    #: and what later decisions add (edited, expired, granted).
+    #: edited (approved with edited arguments), expired (the sweep), granted (a grant approved it).
     decision: str
     fingerprint: str
     reason: str | None = None
@@ -138,3 +149,76 @@ class AuditPage(_View):
     entries: list[AuditEntry]
     #: pass as ``after`` for the next page; None when this page is the last.
     next_after: int | None = None
+
+
+class Grant(_View):
+    """A standing approval: gated calls of ``tool_name`` in its scope (matching ``args_match``) run unasked.
+
+    ``scope``: ``run`` / ``thread`` / ``resource`` (``scope_id`` names which) or
+    ``agent`` (``agent_id``). ``args_match``: argument values the call must have
+    (each key compared by JSON equality with the validated arguments); None: any.
+    ``expires_at``: None means until revoked.
+    """
+
+    id: str
+    tool_name: str
+    scope: GrantScope
+    scope_id: str | None = None
+    agent_id: str | None = None
+    args_match: dict[str, Any] | None = None
+    expires_at: datetime | None = None
+    created_by: str | None = None
+
+    @classmethod
+    def from_row(cls, row: GrantRow) -> Grant:
+        return cls(
+            id=row.id,
+            tool_name=row.tool_name,
+            scope=row.scope,
+            scope_id=row.scope_id,
+            agent_id=row.agent_id,
+            args_match=row.args_match,
+            expires_at=None if row.expires_at is None else datetime.fromtimestamp(row.expires_at, UTC),
+            created_by=row.created_by,
+        )
+
+    def describe(self) -> str:
+        """The rule in words: "allow send_email with to=ana@example.com in thread t-42 for 1 hour"."""
+        return describe_grant(
+            self.tool_name,
+            self.scope,
+            self.scope_id,
+            self.agent_id,
+            self.args_match,
+            None if self.expires_at is None else (self.expires_at - datetime.now(UTC)).total_seconds(),
+        )
+
+
+def describe_grant(
+    tool_name: str,
+    scope: str,
+    scope_id: str | None,
+    agent_id: str | None,
+    args_match: dict[str, Any] | None,
+    expires_in: float | None,
+) -> str:
+    """A grant's rule in words, as the console shows it before the operator confirms."""
+    parts = [f"allow {tool_name}"]
+    if args_match:
+        pins = ", ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in args_match.items())
+        parts.append(f"with {pins}")
+    else:
+        parts.append("with any arguments")
+    where = {"run": "in run", "thread": "in thread", "resource": "for resource", "agent": "for every run of agent"}
+    parts.append(f"{where.get(scope, scope)} {agent_id if scope == 'agent' else scope_id}")
+    parts.append("until revoked" if expires_in is None else f"for {_duration(expires_in)}")
+    return " ".join(parts)
+
+
+def _duration(seconds: float) -> str:
+    s = max(0, round(seconds))
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if (s >= size and s % size == 0) or s >= size * 2:
+            n = round(s / size)
+            return f"{n} {unit}{'s' if n != 1 else ''}"
+    return f"{s} second{'s' if s != 1 else ''}"

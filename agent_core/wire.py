@@ -31,9 +31,12 @@ from agent_core.errors import (
     AgentNotFound,
     AlreadyDecided,
     AmbiguousToolCall,
+    ApprovalExpired,
     CorruptRecord,
     CorruptSnapshot,
     FingerprintMismatch,
+    GrantNotAllowed,
+    GrantNotFound,
     InvalidRequest,
     ResumeDataInvalid,
     SchemaTooNew,
@@ -43,6 +46,7 @@ from agent_core.errors import (
     StoreCorrupt,
     StoreReadOnly,
     StoreUnavailable,
+    ToolArgsInvalid,
     ToolCallNotSuspended,
     UnstorableText,
     WardenError,
@@ -77,6 +81,9 @@ AGENT_SUSPENDED_RUNS = f"{AGENT}/suspended-runs"
 SUSPENDED_RUNS = "/api/suspended-runs"  # Warden extension: every agent's pending runs
 AUDIT = "/api/audit"  # Warden extension: the audit trail, filtered and paged
 SUSPENDED_RUN = "/api/suspended-runs/{runId}"  # Warden extension: one pending run
+SWEEP = "/api/sweep"  # Warden extension: expire overdue approvals now
+GRANTS = "/api/grants"  # Warden extension: GET lists live grants, POST creates one
+GRANT_REVOKE = "/api/grants/{grantId}/revoke"  # Warden extension: revoke a grant
 
 
 def path(route: str, **params: str) -> str:
@@ -127,6 +134,10 @@ STATUS_BY_CODE: dict[str, int] = {
     AmbiguousToolCall.code: 409,
     FingerprintMismatch.code: 412,
     ResumeDataInvalid.code: 422,
+    ToolArgsInvalid.code: 422,
+    ApprovalExpired.code: 409,
+    GrantNotAllowed.code: 403,
+    GrantNotFound.code: 404,
     InvalidRequest.code: 422,
     CorruptSnapshot.code: 503,
     # storage: bad input is the client's (422); a store that cannot serve is the server's (503, never 500)
@@ -361,6 +372,7 @@ def stream_request(
     require_tool_approval: bool | None,
     max_steps: int | None,
     request_context: dict[str, Any] | None,
+    approval_timeout: float | None = None,
 ) -> dict[str, Any]:
     """Body of ``stream`` / ``generate``."""
     if require_tool_approval is not None and not isinstance(require_tool_approval, bool):
@@ -379,11 +391,32 @@ def stream_request(
         body["resourceId"] = resource_id
     if request_context is not None:
         body["requestContext"] = request_context
+    if approval_timeout is not None:
+        body["approvalTimeout"] = approval_timeout
     return body
 
 
-def approve_request(run_id: str, tool_call_id: str | None, fingerprint: str | None) -> dict[str, Any]:
-    return drop_none({"runId": run_id, "toolCallId": tool_call_id, "fingerprint": fingerprint})
+def approve_request(
+    run_id: str, tool_call_id: str | None, fingerprint: str | None, args: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    return drop_none({"runId": run_id, "toolCallId": tool_call_id, "fingerprint": fingerprint, "args": args})
+
+
+def grant_request(
+    tool_name: str,
+    *,
+    scope: str,
+    scope_id: str | None,
+    agent_id: str | None,
+    args_match: dict[str, Any] | None,
+    expires_in: float | None,
+) -> dict[str, Any]:
+    """Body of ``POST /api/grants`` (``expiresIn: null`` asks for a grant until revoked)."""
+    body = drop_none(
+        {"toolName": tool_name, "scope": scope, "scopeId": scope_id, "agentId": agent_id, "argsMatch": args_match}
+    )
+    body["expiresIn"] = expires_in
+    return body
 
 
 def decline_request(run_id: str, tool_call_id: str | None, reason: str | None) -> dict[str, Any]:

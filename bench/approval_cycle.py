@@ -66,6 +66,27 @@ async def cycle(agent: Agent) -> None:
     assert approved.status == "finished", approved.error
 
 
+async def granted_cycle(agent: Agent) -> None:
+    """The gated call is approved by a grant: no suspension, no decision (one grant lookup + audit entry)."""
+    stream = await agent.stream("delete abc-123")
+    await stream.wait()
+    assert stream.status == "finished", stream.error
+
+
+async def measure_granted(store, cycles: int) -> tuple[float, float]:
+    agent = build_agent()
+    async with Runtime(agents={"bench": agent}, storage=store) as runtime:
+        await runtime.grant("delete", scope="agent", agent_id="bench", args_match={"id": "abc-123"})
+        for _ in range(min(200, cycles)):
+            await granted_cycle(agent)
+        samples = []
+        for _ in range(cycles):
+            t0 = time.perf_counter()
+            await granted_cycle(agent)
+            samples.append(time.perf_counter() - t0)
+    return percentiles(samples)
+
+
 async def measure(store, cycles: int, agent: Agent | None = None) -> tuple[float, float]:
     agent = agent or build_agent()
     async with Runtime(agents={"bench": agent}, storage=store):
@@ -92,6 +113,12 @@ async def main(cycles: int) -> None:
             print(f"  {label:<48} p50 {p50:7.3f} ms   p99 {p99:7.3f} ms")
         p50, p99 = await measure(SqliteStore(Path(tmp) / "sup.db"), cycles, build_supervisor())
         print(f"  {'two-level supervisor, SqliteStore NORMAL':<48} p50 {p50:7.3f} ms   p99 {p99:7.3f} ms")
+        for label, store in (
+            ("approved by a grant, SqliteStore NORMAL", SqliteStore(Path(tmp) / "grant.db")),
+            ("approved by a grant, InMemoryStore", InMemoryStore()),
+        ):
+            p50, p99 = await measure_granted(store, cycles)
+            print(f"  {label:<48} p50 {p50:7.3f} ms   p99 {p99:7.3f} ms")
     await measure_postgres(cycles)
 
 

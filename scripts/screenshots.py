@@ -121,7 +121,30 @@ async def mid_stream(app, pilot):
 
 async def approval(app, pilot):
     await type_prompt(app, pilot, "send an email to ana@example.com saying the invoice is attached")
-    await until(pilot, lambda: isinstance(app.screen, ApprovalModal))
+    await until(pilot, lambda: isinstance(app.screen, ApprovalModal) and app.screen.context_loaded)
+
+
+async def typing_banner(app, pilot):
+    """A call arrives while the operator types: announced in the banner, the dialog waits."""
+    app.guard.quiet = 3600.0  # the operator "keeps typing" for the picture
+    await type_prompt(app, pilot, "delete record abc-125")
+    await pilot.press(*"please check the status of my ord")
+    await until(pilot, lambda: app.run_screen.waiting)
+    app.run_screen.log_view.flush()
+
+
+async def reopened(app, pilot):
+    """A relaunched console: the stored conversation is replayed before the dialog opens."""
+    await until(pilot, lambda: isinstance(app.screen, PendingPicker) and app.screen.loads >= 1)
+    table = app.screen.table
+    for row in range(table.row_count):
+        call = app.screen.focused_call
+        if call is not None and call.tool_name == "find_user":
+            break
+        table.move_cursor(row=row + 1)
+    await pilot.press("enter")
+    await until(pilot, lambda: isinstance(app.screen, ApprovalModal) and app.screen.context_loaded)
+    app.run_screen.log_view.flush()
 
 
 async def hostile(app, pilot):
@@ -181,12 +204,15 @@ async def main() -> None:
         shots.append(await shoot("run-screen", t / "a.db", run_finished))
         shots.append(await shoot("run-screen-mid-stream", t / "b.db", mid_stream, delay=0.05))
         shots.append(await shoot("approval-modal", t / "c.db", approval))
+        shots.append(await shoot("approval-modal-80x24", t / "c2.db", approval, size=(80, 24)))
+        shots.append(await shoot("typing-banner", t / "c3.db", typing_banner))
         shots.append(
             await shoot("approval-modal-hostile-args", t / "d.db", hostile, runtime=hostile_runtime(t / "d.db"))
         )
         shots.append(await shoot("suspend-form-error", t / "e.db", form_error, size=(120, 40)))
         await seed(t / "f.db")
         shots.append(await shoot("relaunch-picker", t / "f.db", picker))
+        shots.append(await shoot("reopened-run", t / "f.db", reopened, size=(140, 40)))
         shots.append(await shoot("help", t / "g.db", help_screen, size=(120, 44)))
     for svg in shots:
         png = to_png(svg)

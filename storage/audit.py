@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -35,8 +36,7 @@ HASHED = (
     "reason",
     "decided_at",
     "actor",
-    "args",
-    "grant_id",
+    "detail",
     "prev_hash",
 )
 
@@ -44,6 +44,11 @@ HASHED = (
 def entry_hash(row: AuditRow) -> str:
     doc = {name: getattr(row, name) for name in HASHED}
     return "sha256:" + hashlib.sha256(rfc8785.dumps(doc)).hexdigest()
+
+
+def as_list(entries: AuditRow | Iterable[AuditRow]) -> list[AuditRow]:
+    """``Store.append_audit``'s argument (one entry, or several in order) as a list."""
+    return [entries] if isinstance(entries, AuditRow) else list(entries)
 
 
 def seal(rows: list[AuditRow], last_seq: int, last_hash: str | None) -> list[AuditRow]:
@@ -134,20 +139,20 @@ class AuditFilter:
         return "WHERE " + " AND ".join(where), params
 
 
-#: the audit_log columns, in ``AuditRow`` field order (args stored as JSON text).
+#: the audit_log columns, in ``AuditRow`` field order (``detail`` stored as JSON text).
 COLUMNS = ", ".join(f.name for f in fields(AuditRow))
 
 
 def from_db(values: Any) -> AuditRow:
     row = AuditRow(*values)
-    if isinstance(row.args, str):
-        row.args = json.loads(row.args)
+    if isinstance(row.detail, str):
+        row.detail = json.loads(row.detail)
     return row
 
 
 def to_db(row: AuditRow) -> tuple[Any, ...]:
     values = [getattr(row, f.name) for f in fields(AuditRow)]
-    i = [f.name for f in fields(AuditRow)].index("args")
+    i = [f.name for f in fields(AuditRow)].index("detail")
     if values[i] is not None:
         values[i] = json.dumps(values[i], ensure_ascii=False, separators=(",", ":"))
     return tuple(values)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol, runtime_checkable
 
 from storage.records import (
@@ -10,6 +10,7 @@ from storage.records import (
     CallKind,
     ClaimResult,
     Decision,
+    GrantRow,
     PendingCallRow,
     RunRow,
     SuspendedRunRow,
@@ -153,8 +154,26 @@ class Store(Protocol):
         """Audit entries in chain order (``seq``), filtered; ``after`` (a ``seq``) and ``limit`` page."""
         ...
 
-    async def append_audit(self, rows: list[AuditRow]) -> list[AuditRow]:
-        """Append entries (``seq`` and hashes are assigned here, under the store's write lock); as sealed."""
+    async def append_audit(self, entries: AuditRow | Iterable[AuditRow]) -> list[AuditRow]:
+        """Append one entry, or several in order, outside a decision (a grant's approval, a webhook failure).
+
+        ``seq`` and the hashes are assigned here, under the store's write lock, so the chain holds;
+        returns the entries as sealed.
+        """
+        ...
+
+    async def list_overdue(self, now: float, *, limit: int = 100) -> list[PendingCallRow]:
+        """Pending approval calls whose ``expires_at`` is before ``now`` (indexed; the sweep's work list)."""
+        ...
+
+    async def add_grant(self, grant: GrantRow) -> None: ...
+
+    async def list_grants(self, now: float, *, tool_name: str | None = None) -> list[GrantRow]:
+        """Live grants (not expired at ``now``), oldest first; only ``tool_name``'s when given."""
+        ...
+
+    async def delete_grant(self, grant_id: str) -> bool:
+        """Revoke a grant; False when there is none with that id."""
         ...
 
     async def load_messages(self, thread_id: str, *, limit: int | None = None) -> list[dict[str, Any]]: ...

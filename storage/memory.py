@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import copy
 import time
+from collections.abc import Iterable
 from typing import Any
 
-from storage.audit import AuditFilter, seal
+from storage.audit import AuditFilter, as_list, seal
 from storage.base import DecideFn
 from storage.errors import StorageError, StoreClosed
 from storage.records import (
     AuditRow,
     CallKind,
     ClaimResult,
+    GrantRow,
     PendingCallRow,
     RunRow,
     SuspendedRunRow,
@@ -35,6 +37,7 @@ class InMemoryStore:
         self._calls: dict[str, dict[str, PendingCallRow]] = {}
         self._audit: list[AuditRow] = []
         self._messages: dict[str, list[dict[str, Any]]] = {}
+        self._grants: dict[str, GrantRow] = {}
         self._closed = False
 
     def __repr__(self) -> str:
@@ -55,7 +58,13 @@ class InMemoryStore:
         return owner is not None and lease is not None and lease[0] == owner and lease[1] >= now
 
     def _audit_row(
-        self, run: RunRow, call: PendingCallRow, decision: str, reason: str | None, actor: str | None = None
+        self,
+        run: RunRow,
+        call: PendingCallRow,
+        decision: str,
+        reason: str | None,
+        actor: str | None = None,
+        detail: dict[str, Any] | None = None,
     ) -> None:
         self._append(
             [
@@ -69,6 +78,7 @@ class InMemoryStore:
                     reason=reason,
                     decided_at=time.time(),
                     actor=actor,
+                    detail=copy.deepcopy(detail),
                 )
             ]
         )
@@ -148,11 +158,13 @@ class InMemoryStore:
         decision = decide(copy.copy(current), copy.copy(view))
         if stored.status != "pending" and current.kind != "interrupted":
             self._audit_row(run, stored, "returned-to-pending", "lease expired before the tool started")
-        label = "re-executed" if current.kind == "interrupted" and decision.status != "declined" else decision.status
+        label = (
+            "re-executed" if current.kind == "interrupted" and decision.status != "declined" else decision.audit_label
+        )
         stored.status, stored.started_at, stored.decided_by = decision.status, None, decision.actor
-        stored.resume_data = decision.resume_data
+        stored.resume_data, stored.edited_args = decision.resume_data, decision.edited_args
         stored.decided_until = now + lease_seconds
-        self._audit_row(run, stored, label, decision.reason, decision.actor)
+        self._audit_row(run, stored, label, decision.reason, decision.actor, decision.detail)
         lease = self._leases.get(run_id)
         if lease is None or lease[1] < now:
             self._leases[run_id] = (owner, now + lease_seconds)
@@ -213,7 +225,7 @@ class InMemoryStore:
         calls = self._calls.get(run_id, {})
         call = calls.get(reset_call or "")
         if call is not None and call.status != "pending" and call.started_at is None:
-            call.status, call.decided_until, call.resume_data = "pending", 0.0, None
+            call.status, call.decided_until, call.resume_data, call.edited_args = "pending", 0.0, None, None
             self._audit_row(run, call, "withdrawn", "decision interrupted before it was applied")
         if self._leases.get(run_id, ("",))[0] == owner:
             self._leases.pop(run_id, None)
@@ -238,7 +250,7 @@ class InMemoryStore:
         returned = 0
         for call in calls.values():
             if call.status != "pending" and call.started_at is None and call.decided_until < now:
-                call.status, call.decided_until, call.resume_data = "pending", 0.0, None
+                call.status, call.decided_until, call.resume_data, call.edited_args = "pending", 0.0, None, None
                 self._audit_row(run, call, "returned-to-pending", "lease expired before the tool started")
                 returned += 1
         self._leases.pop(run_id, None)
@@ -332,9 +344,38 @@ class InMemoryStore:
         out = [copy.copy(a) for a in self._audit if f.matches(a)]
         return out if limit is None else out[:limit]
 
-    async def append_audit(self, rows: list[AuditRow]) -> list[AuditRow]:
+    async def append_audit(self, entries: AuditRow | Iterable[AuditRow]) -> list[AuditRow]:
         self._check()
-        return self._append(rows)
+        return self._append([copy.deepcopy(e) for e in as_list(entries)])
+
+    async def list_overdue(self, now: float, *, limit: int = 100) -> list[PendingCallRow]:
+        self._check()
+        out = [
+            copy.copy(c)
+            for calls in self._calls.values()
+            for c in calls.values()
+            if c.status == "pending" and c.kind == "approval" and c.expires_at is not None and c.expires_at < now
+        ]
+        out.sort(key=lambda c: c.expires_at or 0.0)
+        return out[:limit]
+
+    async def add_grant(self, grant: GrantRow) -> None:
+        self._check()
+        if grant.id in self._grants:
+            raise StorageError(f"{self.name}: grant {grant.id!r} already stored")
+        self._grants[grant.id] = copy.deepcopy(grant)
+
+    async def list_grants(self, now: float, *, tool_name: str | None = None) -> list[GrantRow]:
+        self._check()
+        return [
+            copy.deepcopy(g)
+            for g in sorted(self._grants.values(), key=lambda g: (g.created_at, g.id))
+            if g.live(now) and (tool_name is None or g.tool_name == tool_name)
+        ]
+
+    async def delete_grant(self, grant_id: str) -> bool:
+        self._check()
+        return self._grants.pop(grant_id, None) is not None
 
     async def load_messages(self, thread_id: str, *, limit: int | None = None) -> list[dict[str, Any]]:
         self._check()

@@ -17,7 +17,7 @@ import asyncio
 import json
 import socket
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import fields
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
@@ -25,7 +25,7 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg
 
 from storage.audit import COLUMNS as AUDIT_COLUMNS
-from storage.audit import AuditFilter, seal, to_db
+from storage.audit import AuditFilter, as_list, seal, to_db
 from storage.audit import from_db as audit_from_db
 from storage.base import DecideFn
 from storage.errors import (
@@ -42,6 +42,7 @@ from storage.records import (
     AuditRow,
     CallKind,
     ClaimResult,
+    GrantRow,
     PendingCallRow,
     RunRow,
     SuspendedRunRow,
@@ -51,7 +52,7 @@ from storage.records import (
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: the channel the triggers notify on (one per database).
 CHANNEL = "warden_events"
 #: serialises migrations of concurrent first starts (pg_advisory_xact_lock key).
@@ -172,10 +173,29 @@ _MIGRATIONS: dict[int, str] = {
     ALTER TABLE pending_calls ADD COLUMN resume_data TEXT;
     UPDATE pending_calls SET started_at = created_at WHERE status <> 'pending';
     """,
-    # The audit trail (as SQLite's version 3): edited arguments, grant id, the hash chain.
+    # Operator power (as SQLite's version 3): approval deadlines, edited arguments, audit details, grants.
     3: """
-    ALTER TABLE audit_log ADD COLUMN args TEXT;
-    ALTER TABLE audit_log ADD COLUMN grant_id TEXT;
+    ALTER TABLE pending_calls ADD COLUMN expires_at DOUBLE PRECISION;
+    ALTER TABLE pending_calls ADD COLUMN edited_args TEXT;
+    CREATE INDEX pending_calls_overdue ON pending_calls (expires_at)
+        WHERE status = 'pending' AND expires_at IS NOT NULL;
+    ALTER TABLE audit_log ADD COLUMN detail TEXT;
+    CREATE TABLE grants (
+        id TEXT PRIMARY KEY,
+        tool_name TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        scope_id TEXT,
+        agent_id TEXT,
+        args_match TEXT,
+        expires_at DOUBLE PRECISION,
+        created_by TEXT,
+        created_at DOUBLE PRECISION NOT NULL
+    );
+    CREATE INDEX grants_by_tool ON grants (tool_name, created_at);
+    """,
+    # The audit trail's hash chain (as SQLite's version 4); edited arguments and grant ids live
+    # in ``detail`` (version 3).
+    4: """
     ALTER TABLE audit_log ADD COLUMN seq BIGINT;
     ALTER TABLE audit_log ADD COLUMN prev_hash TEXT;
     ALTER TABLE audit_log ADD COLUMN hash TEXT;
@@ -194,9 +214,11 @@ _RUN_COLS = (
 _RUN_LIST_COLS = _RUN_COLS.replace("snapshot", "''")
 _CALL_COLS = (
     "run_id, tool_call_id, tool_name, kind, status, fingerprint, args, suspend_payload, "
-    "resume_schema, agent_path, seq, created_at, started_at, decided_until, decided_by, resume_data"
+    "resume_schema, agent_path, seq, created_at, started_at, decided_until, decided_by, resume_data, "
+    "expires_at, edited_args"
 )
-_CALL_MARKS = ", ".join(f"${i}" for i in range(1, 17))
+_CALL_MARKS = ", ".join(f"${i}" for i in range(1, 19))
+_GRANT_COLS = "id, tool_name, scope, scope_id, agent_id, args_match, expires_at, created_by, created_at"
 _AUDIT_INSERT = (
     f"INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES ({', '.join(f'${i + 1}' for i in range(len(fields(AuditRow))))})"
 )
@@ -259,6 +281,8 @@ def _call(row: Any) -> PendingCallRow:
             decided_until=row[13] or 0.0,
             decided_by=row[14],
             resume_data=None if row[15] is None else _json(row[15], "resume_data"),
+            expires_at=row[16],
+            edited_args=None if row[17] is None else _json(row[17], "edited_args"),
         )
     except ValueError as exc:
         raise CorruptRecord(f"pending tool call {row[1]!r} of run {row[0]!r} is stored corrupt: {exc}") from exc
@@ -282,6 +306,22 @@ def _call_params(c: PendingCallRow) -> tuple:
         float(c.decided_until),
         c.decided_by,
         None if c.resume_data is None else _dumps(c.resume_data),
+        None if c.expires_at is None else float(c.expires_at),
+        None if c.edited_args is None else _dumps(c.edited_args),
+    )
+
+
+def _grant(row: Any) -> GrantRow:
+    return GrantRow(
+        id=row[0],
+        tool_name=row[1],
+        scope=row[2],
+        scope_id=row[3],
+        agent_id=row[4],
+        args_match=None if row[5] is None else json.loads(row[5]),
+        expires_at=row[6],
+        created_by=row[7],
+        created_at=row[8],
     )
 
 
@@ -594,7 +634,7 @@ class PostgresStore:
             takes_lease = not lease_live(run, now)
             done = await db.execute(
                 "UPDATE pending_calls SET status = $1, started_at = NULL, decided_until = $2, decided_by = $3, "
-                "resume_data = $4 WHERE run_id = $5 AND tool_call_id = $6 AND status = $7 "
+                "resume_data = $4, edited_args = $9 WHERE run_id = $5 AND tool_call_id = $6 AND status = $7 "
                 "AND started_at IS NOT DISTINCT FROM $8",
                 decision.status,
                 0.0 if takes_lease else now + lease_seconds,
@@ -604,21 +644,22 @@ class PostgresStore:
                 stored.tool_call_id,
                 stored.status,
                 stored.started_at,
+                None if decision.edited_args is None else _dumps(decision.edited_args),
             )
             if done != "UPDATE 1":  # pragma: no cover - guarded by the run's row lock
                 return ClaimResult("not_pending", call=stored, audited=True)
-            entries: list[tuple[str, str | None, str | None]] = []
+            entries: list[tuple[str, str | None, str | None, dict[str, Any] | None]] = []
             if stored.status != "pending" and current.kind != "interrupted":
-                entries.append(("returned-to-pending", "lease expired before the tool started", None))
+                entries.append(("returned-to-pending", "lease expired before the tool started", None, None))
             label = "re-executed" if current.kind == "interrupted" and decision.status != "declined" else None
-            entries.append((label or decision.status, decision.reason, decision.actor))
+            entries.append((label or decision.audit_label, decision.reason, decision.actor, decision.detail))
             await _append_audit(
                 db,
                 [
                     AuditRow(
-                        run_id, stored.tool_call_id, run.agent_id, stored.tool_name, d, stored.fingerprint, r, now, a
+                        run_id, stored.tool_call_id, run.agent_id, stored.tool_name, d, stored.fingerprint, r, now, a, x
                     )
-                    for d, r, a in entries
+                    for d, r, a, x in entries
                 ],
             )
             if takes_lease:
@@ -720,7 +761,8 @@ class PostgresStore:
             now = time.time()
             if reset_call is not None:
                 done = await db.execute(
-                    "UPDATE pending_calls SET status = 'pending', decided_until = 0, resume_data = NULL "
+                    "UPDATE pending_calls SET status = 'pending', decided_until = 0, resume_data = NULL, "
+                    "edited_args = NULL "
                     "WHERE run_id = $1 AND tool_call_id = $2 AND status <> 'pending' AND started_at IS NULL",
                     run_id,
                     reset_call,
@@ -773,7 +815,8 @@ class PostgresStore:
             if row is None:
                 return 0
             returned = await db.fetch(
-                "UPDATE pending_calls SET status = 'pending', decided_until = 0, resume_data = NULL "
+                "UPDATE pending_calls SET status = 'pending', decided_until = 0, resume_data = NULL, "
+                "edited_args = NULL "
                 "WHERE run_id = $1 AND status <> 'pending' AND started_at IS NULL AND decided_until < $2 "
                 "RETURNING tool_call_id, tool_name, fingerprint",
                 run_id,
@@ -975,9 +1018,61 @@ class PostgresStore:
 
         return await self._call(body, tx=False)
 
-    async def append_audit(self, rows: list[AuditRow]) -> list[AuditRow]:
+    async def append_audit(self, entries: AuditRow | Iterable[AuditRow]) -> list[AuditRow]:
+        rows = as_list(entries)
+
         async def body(db: asyncpg.Connection) -> list[AuditRow]:
             return await _append_audit(db, rows)
+
+        return await self._call(body)
+
+    # -- deadlines and grants -------------------------------------------------------------
+    async def list_overdue(self, now: float, *, limit: int = 100) -> list[PendingCallRow]:
+        async def body(db: asyncpg.Connection) -> list[PendingCallRow]:
+            rows = await db.fetch(
+                f"SELECT {_CALL_COLS} FROM pending_calls WHERE status = 'pending' AND expires_at IS NOT NULL "
+                "AND expires_at < $1 AND kind = 'approval' ORDER BY expires_at LIMIT $2",
+                now,
+                limit,
+            )
+            return [_call(r) for r in rows]
+
+        return await self._call(body, tx=False)
+
+    async def add_grant(self, grant: GrantRow) -> None:
+        g = grant
+
+        async def body(db: asyncpg.Connection) -> None:
+            await db.execute(
+                f"INSERT INTO grants ({_GRANT_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                g.id,
+                g.tool_name,
+                g.scope,
+                g.scope_id,
+                g.agent_id,
+                None if g.args_match is None else _dumps(g.args_match),
+                None if g.expires_at is None else float(g.expires_at),
+                g.created_by,
+                float(g.created_at),
+            )
+
+        await self._call(body)
+
+    async def list_grants(self, now: float, *, tool_name: str | None = None) -> list[GrantRow]:
+        async def body(db: asyncpg.Connection) -> list[GrantRow]:
+            by_tool = "" if tool_name is None else " AND tool_name = $2"
+            rows = await db.fetch(
+                f"SELECT {_GRANT_COLS} FROM grants WHERE (expires_at IS NULL OR expires_at > $1){by_tool} "
+                "ORDER BY created_at, id",
+                *((now,) if tool_name is None else (now, tool_name)),
+            )
+            return [_grant(r) for r in rows]
+
+        return await self._call(body, tx=False)
+
+    async def delete_grant(self, grant_id: str) -> bool:
+        async def body(db: asyncpg.Connection) -> bool:
+            return bool(await db.execute("DELETE FROM grants WHERE id = $1", grant_id) == "DELETE 1")
 
         return await self._call(body)
 

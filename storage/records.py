@@ -8,8 +8,10 @@ from typing import Any, Literal
 #: ``interrupted`` is never stored: it is how a row reads once its tool started
 #: (``started_at``) under a lease that has since expired without a stored result.
 CallKind = Literal["approval", "suspend", "interrupted"]
-#: pending -> approved | declined | resuming (a decision, compare-and-set once).
-CallStatus = Literal["pending", "approved", "declined", "resuming"]
+#: pending -> approved | declined | resuming | expired (a decision, compare-and-set once).
+CallStatus = Literal["pending", "approved", "declined", "resuming", "expired"]
+#: what a grant covers: one run, a thread, a resource (user), or every run of an agent.
+GrantScope = Literal["run", "thread", "resource", "agent"]
 #: suspended: waiting for decisions; running: a process holds the lease and is applying one.
 RunStatus = Literal["suspended", "running", "failed"]
 
@@ -53,6 +55,10 @@ class PendingCallRow:
     decided_by: str | None = None
     #: the resume data of a ``resuming`` decision (so an interrupted resume can run again).
     resume_data: Any = None
+    #: when an approval is overdue (``approval_timeout``), epoch seconds; None: never.
+    expires_at: float | None = None
+    #: the validated arguments an operator approved instead of ``args`` (kept for a re-execution).
+    edited_args: Any = None
 
 
 def lease_live(run: RunRow, now: float) -> bool:
@@ -74,7 +80,7 @@ def actionable(call: PendingCallRow, run: RunRow, now: float) -> PendingCallRow 
     if lease_live(run, now) or call.decided_until >= now:
         return None
     if call.started_at is None:
-        return replace(call, status="pending")
+        return replace(call, status="pending", edited_args=None)
     if call.status in ("approved", "resuming"):
         return replace(call, status="pending", kind="interrupted")
     return None
@@ -84,11 +90,20 @@ def actionable(call: PendingCallRow, run: RunRow, now: float) -> PendingCallRow 
 class Decision:
     """What a caller decided about one pending call, as the audit log records it."""
 
-    status: Literal["approved", "declined", "resuming"]
+    status: Literal["approved", "declined", "resuming", "expired"]
     reason: str | None = None
     actor: str | None = None
     #: resume data kept with the call (``resuming``), so an interrupted resume can run again.
     resume_data: Any = None
+    #: edited arguments (validated) an approval runs the tool with, kept with the call.
+    edited_args: Any = None
+    #: extra facts for the audit entry (JSON): original and edited arguments and fingerprints.
+    detail: dict[str, Any] | None = None
+
+    @property
+    def audit_label(self) -> str:
+        """The audit entry's decision: ``edited`` for an approval with edited arguments, else the status."""
+        return "edited" if self.status == "approved" and self.edited_args is not None else self.status
 
 
 @dataclass
@@ -102,14 +117,57 @@ class AuditRow:
     reason: str | None
     decided_at: float
     actor: str | None = None
-    #: the arguments the tool ran with, when an operator edited them (JSON), else None.
-    args: Any = None
-    #: the grant that decided the call, if one did.
-    grant_id: str | None = None
+    #: extra facts (JSON): ``args`` / ``edited_args`` / ``edited_fingerprint`` of an edit, ``grant_id``.
+    detail: dict[str, Any] | None = None
     #: the hash chain (``storage.audit``): position (1-based), the previous entry's hash, this one's.
     seq: int = 0
     prev_hash: str | None = None
     hash: str | None = None
+
+    @property
+    def args(self) -> Any:
+        """The arguments the tool ran with when an operator edited them (``detail["edited_args"]``), else None."""
+        return (self.detail or {}).get("edited_args")
+
+    @args.setter
+    def args(self, value: Any) -> None:
+        self._set_detail("edited_args", value)
+
+    @property
+    def grant_id(self) -> str | None:
+        """The grant that decided the call (``detail["grant_id"]``), if one did."""
+        return (self.detail or {}).get("grant_id")
+
+    @grant_id.setter
+    def grant_id(self, value: str | None) -> None:
+        self._set_detail("grant_id", value)
+
+    def _set_detail(self, key: str, value: Any) -> None:
+        detail = dict(self.detail or {})
+        if value is None:
+            detail.pop(key, None)
+        else:
+            detail[key] = value
+        self.detail = detail or None
+
+
+@dataclass
+class GrantRow:
+    """A standing approval: calls of ``tool_name`` in its scope (and matching ``args_match``) run unasked."""
+
+    id: str
+    tool_name: str
+    scope: GrantScope
+    scope_id: str | None = None
+    agent_id: str | None = None
+    args_match: dict[str, Any] | None = None
+    #: epoch seconds; None: until revoked.
+    expires_at: float | None = None
+    created_by: str | None = None
+    created_at: float = 0.0
+
+    def live(self, now: float) -> bool:
+        return self.expires_at is None or self.expires_at > now
 
 
 ClaimOutcome = Literal["ok", "no_run", "no_call", "not_pending", "no_call_of_kind"]

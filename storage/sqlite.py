@@ -23,7 +23,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -31,7 +31,7 @@ from typing import Any, Literal, TypeVar
 import aiosqlite
 
 from storage.audit import COLUMNS as AUDIT_COLUMNS
-from storage.audit import AuditFilter, seal, to_db
+from storage.audit import AuditFilter, as_list, seal, to_db
 from storage.audit import from_db as audit_from_db
 from storage.base import DecideFn
 from storage.errors import (
@@ -48,6 +48,7 @@ from storage.records import (
     AuditRow,
     CallKind,
     ClaimResult,
+    GrantRow,
     PendingCallRow,
     RunRow,
     SuspendedRunRow,
@@ -57,7 +58,7 @@ from storage.records import (
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -152,11 +153,29 @@ _MIGRATIONS: dict[int, str] = {
     ALTER TABLE pending_calls ADD COLUMN resume_data TEXT;
     UPDATE pending_calls SET started_at = created_at WHERE status <> 'pending';
     """,
-    # The audit trail: edited arguments, grant id, and the hash chain (storage.audit). Entries
-    # written before read as unsealed; they keep their order as their position.
+    # Operator power: approval deadlines, edited arguments, audit details, grants.
     3: """
-    ALTER TABLE audit_log ADD COLUMN args TEXT;
-    ALTER TABLE audit_log ADD COLUMN grant_id TEXT;
+    ALTER TABLE pending_calls ADD COLUMN expires_at REAL;
+    ALTER TABLE pending_calls ADD COLUMN edited_args TEXT;
+    CREATE INDEX pending_calls_overdue ON pending_calls (expires_at)
+        WHERE status = 'pending' AND expires_at IS NOT NULL;
+    ALTER TABLE audit_log ADD COLUMN detail TEXT;
+    CREATE TABLE grants (
+        id TEXT PRIMARY KEY,
+        tool_name TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        scope_id TEXT,
+        agent_id TEXT,
+        args_match TEXT,
+        expires_at REAL,
+        created_by TEXT,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX grants_by_tool ON grants (tool_name, created_at);
+    """,
+    # The audit trail's hash chain (storage.audit); edited arguments and grant ids live in
+    # ``detail`` (version 3). Entries written before read as unsealed; their order is their position.
+    4: """
     ALTER TABLE audit_log ADD COLUMN seq INTEGER;
     ALTER TABLE audit_log ADD COLUMN prev_hash TEXT;
     ALTER TABLE audit_log ADD COLUMN hash TEXT;
@@ -174,8 +193,10 @@ _RUN_COLS = (
 _RUN_LIST_COLS = _RUN_COLS.replace("snapshot", "''")
 _CALL_COLS = (
     "run_id, tool_call_id, tool_name, kind, status, fingerprint, args, suspend_payload, "
-    "resume_schema, agent_path, seq, created_at, started_at, decided_until, decided_by, resume_data"
+    "resume_schema, agent_path, seq, created_at, started_at, decided_until, decided_by, resume_data, "
+    "expires_at, edited_args"
 )
+_GRANT_COLS = "id, tool_name, scope, scope_id, agent_id, args_match, expires_at, created_by, created_at"
 
 
 def _statements(script: str) -> list[str]:
@@ -261,6 +282,8 @@ def _call(row: tuple) -> PendingCallRow:
             decided_until=row[13] or 0.0,
             decided_by=row[14],
             resume_data=None if row[15] is None else _json(row[15], "resume_data"),
+            expires_at=row[16],
+            edited_args=None if row[17] is None else _json(row[17], "edited_args"),
         )
     except ValueError as exc:
         raise CorruptRecord(f"pending tool call {row[1]!r} of run {row[0]!r} is stored corrupt: {exc}") from exc
@@ -284,6 +307,22 @@ def _call_params(c: PendingCallRow) -> tuple:
         c.decided_until,
         c.decided_by,
         None if c.resume_data is None else _dumps(c.resume_data),
+        c.expires_at,
+        None if c.edited_args is None else _dumps(c.edited_args),
+    )
+
+
+def _grant(row: tuple) -> GrantRow:
+    return GrantRow(
+        id=row[0],
+        tool_name=row[1],
+        scope=row[2],
+        scope_id=row[3],
+        agent_id=row[4],
+        args_match=None if row[5] is None else json.loads(row[5]),
+        expires_at=row[6],
+        created_by=row[7],
+        created_at=row[8],
     )
 
 
@@ -556,7 +595,7 @@ class SqliteStore:
                         [(run.run_id, cid) for cid in applied],
                     )
             db.executemany(
-                f"INSERT INTO pending_calls ({_CALL_COLS}) VALUES ({', '.join('?' * 16)}) "
+                f"INSERT INTO pending_calls ({_CALL_COLS}) VALUES ({', '.join('?' * 18)}) "
                 "ON CONFLICT (run_id, tool_call_id) DO NOTHING",
                 [_call_params(c) for c in pending],
             )
@@ -629,12 +668,14 @@ class SqliteStore:
             takes_lease = not lease_live(run, now)
             cur = db.execute(
                 "UPDATE pending_calls SET status = ?, started_at = NULL, decided_until = ?, decided_by = ?, "
-                "resume_data = ? WHERE run_id = ? AND tool_call_id = ? AND status = ? AND started_at IS ?",
+                "resume_data = ?, edited_args = ? WHERE run_id = ? AND tool_call_id = ? AND status = ? "
+                "AND started_at IS ?",
                 (
                     decision.status,
                     0.0 if takes_lease else now + lease_seconds,
                     decision.actor,
                     None if decision.resume_data is None else _dumps(decision.resume_data),
+                    None if decision.edited_args is None else _dumps(decision.edited_args),
                     run_id,
                     stored.tool_call_id,
                     stored.status,
@@ -643,18 +684,18 @@ class SqliteStore:
             )
             if cur.rowcount != 1:  # pragma: no cover - guarded by the write lock
                 return ClaimResult("not_pending", call=stored, audited=True)
-            entries: list[tuple[str, str | None, str | None]] = []
+            entries: list[tuple[str, str | None, str | None, dict[str, Any] | None]] = []
             if stored.status != "pending" and current.kind != "interrupted":
-                entries.append(("returned-to-pending", "lease expired before the tool started", None))
+                entries.append(("returned-to-pending", "lease expired before the tool started", None, None))
             label = "re-executed" if current.kind == "interrupted" and decision.status != "declined" else None
-            entries.append((label or decision.status, decision.reason, decision.actor))
+            entries.append((label or decision.audit_label, decision.reason, decision.actor, decision.detail))
             _append_audit(
                 db,
                 [
                     AuditRow(
-                        run_id, stored.tool_call_id, run.agent_id, stored.tool_name, d, stored.fingerprint, r, now, a
+                        run_id, stored.tool_call_id, run.agent_id, stored.tool_name, d, stored.fingerprint, r, now, a, x
                     )
-                    for d, r, a in entries
+                    for d, r, a, x in entries
                 ],
             )
             if takes_lease:
@@ -757,7 +798,8 @@ class SqliteStore:
             now = time.time()
             if reset_call is not None:
                 cur = db.execute(
-                    "UPDATE pending_calls SET status = 'pending', decided_until = 0, resume_data = NULL "
+                    "UPDATE pending_calls SET status = 'pending', decided_until = 0, resume_data = NULL, "
+                    "edited_args = NULL "
                     "WHERE run_id = ? AND tool_call_id = ? AND status <> 'pending' AND started_at IS NULL",
                     (run_id, reset_call),
                 )
@@ -817,7 +859,8 @@ class SqliteStore:
                     [AuditRow(run_id, r[0], row[0], r[1], "returned-to-pending", r[2], reason, now) for r in returned],
                 )
                 db.executemany(
-                    "UPDATE pending_calls SET status = 'pending', decided_until = 0, resume_data = NULL "
+                    "UPDATE pending_calls SET status = 'pending', decided_until = 0, resume_data = NULL, "
+                    "edited_args = NULL "
                     "WHERE run_id = ? AND tool_call_id = ?",
                     [(run_id, r[0]) for r in returned],
                 )
@@ -1023,11 +1066,62 @@ class SqliteStore:
         ).fetchall()
         return [audit_from_db(r) for r in rows]
 
-    async def append_audit(self, rows: list[AuditRow]) -> list[AuditRow]:
-        return await self._call(self._append_audit_tx, rows)
+    async def append_audit(self, entries: AuditRow | Iterable[AuditRow]) -> list[AuditRow]:
+        return await self._call(self._append_audit_tx, as_list(entries))
 
     def _append_audit_tx(self, db: sqlite3.Connection, rows: list[AuditRow]) -> list[AuditRow]:
         return self._tx(db, lambda: _append_audit(db, rows))
+
+    # -- deadlines and grants -------------------------------------------------------------
+    async def list_overdue(self, now: float, *, limit: int = 100) -> list[PendingCallRow]:
+        return await self._call(self._list_overdue, now, limit)
+
+    @staticmethod
+    def _list_overdue(db: sqlite3.Connection, now: float, limit: int) -> list[PendingCallRow]:
+        rows = db.execute(
+            f"SELECT {_CALL_COLS} FROM pending_calls WHERE status = 'pending' AND expires_at IS NOT NULL "
+            "AND expires_at < ? AND kind = 'approval' ORDER BY expires_at LIMIT ?",
+            (now, limit),
+        ).fetchall()
+        return [_call(r) for r in rows]
+
+    async def add_grant(self, grant: GrantRow) -> None:
+        await self._call(self._add_grant, grant)
+
+    def _add_grant(self, db: sqlite3.Connection, g: GrantRow) -> None:
+        params = (
+            g.id,
+            g.tool_name,
+            g.scope,
+            g.scope_id,
+            g.agent_id,
+            None if g.args_match is None else _dumps(g.args_match),
+            g.expires_at,
+            g.created_by,
+            g.created_at,
+        )
+        self._tx(
+            db, lambda: db.execute(f"INSERT INTO grants ({_GRANT_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", params)
+        )
+
+    async def list_grants(self, now: float, *, tool_name: str | None = None) -> list[GrantRow]:
+        return await self._call(self._list_grants, now, tool_name)
+
+    @staticmethod
+    def _list_grants(db: sqlite3.Connection, now: float, tool_name: str | None) -> list[GrantRow]:
+        by_tool = "" if tool_name is None else " AND tool_name = ?"
+        rows = db.execute(
+            f"SELECT {_GRANT_COLS} FROM grants WHERE (expires_at IS NULL OR expires_at > ?){by_tool} "
+            "ORDER BY created_at, id",
+            (now,) if tool_name is None else (now, tool_name),
+        ).fetchall()
+        return [_grant(r) for r in rows]
+
+    async def delete_grant(self, grant_id: str) -> bool:
+        return await self._call(self._delete_grant, grant_id)
+
+    def _delete_grant(self, db: sqlite3.Connection, grant_id: str) -> bool:
+        return self._tx(db, lambda: db.execute("DELETE FROM grants WHERE id = ?", (grant_id,)).rowcount == 1)
 
     # -- memory -----------------------------------------------------------------------
     async def load_messages(self, thread_id: str, *, limit: int | None = None) -> list[dict[str, Any]]:

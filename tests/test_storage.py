@@ -52,12 +52,43 @@ async def test_sqlite_schema_is_versioned_and_a_newer_one_is_refused(tmp_path):
     await s.setup()
     await s.aclose()
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT version FROM warden_schema").fetchall() == [(1,), (2,), (3,)]
+        assert db.execute("SELECT version FROM warden_schema").fetchall() == [(1,), (2,), (3,), (4,)]
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         db.execute("INSERT INTO warden_schema VALUES (99)")
     with pytest.raises(SchemaTooNew) as err:
         await SqliteStore(path).setup()
     assert "99" in str(err.value)
+
+
+async def test_sqlite_schema_3_audit_entries_upgrade_to_the_chain_unsealed(tmp_path):
+    """A database at schema 3 (operator: ``detail``) gains the hash chain as version 4; old entries stay readable."""
+    from storage.audit import verify as verify_chain
+    from storage.records import AuditRow
+    from storage.sqlite import _MIGRATIONS, _statements
+
+    path = tmp_path / "w.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE warden_schema (version INTEGER NOT NULL)")
+        for version in (1, 2, 3):
+            for statement in _statements(_MIGRATIONS[version]):
+                db.execute(statement)
+            db.execute("INSERT INTO warden_schema (version) VALUES (?)", (version,))
+        db.execute(
+            "INSERT INTO audit_log (run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, reason, "
+            "actor, decided_at, detail) VALUES ('r', 'c', 'a', 't', 'approved', 'fp', NULL, 'ann', 1.0, ?)",
+            ('{"grant_id":"grant_1"}',),
+        )
+    s = SqliteStore(path)
+    await s.setup()
+    try:
+        [old] = await s.audit_log()
+        assert (old.seq, old.hash, old.grant_id, old.actor) == (1, None, "grant_1", "ann")
+        [new] = await s.append_audit(AuditRow("r", "c2", "a", "t", "declined", "fp", None, 2.0, "bob"))
+        assert new.seq == 2 and new.prev_hash is None and new.hash is not None
+        report = verify_chain(await s.audit_log())
+        assert report.ok and (report.checked, report.unsealed) == (1, 1)
+    finally:
+        await s.aclose()
 
 
 def test_listing_queries_use_indexes_not_scans(tmp_path):

@@ -405,7 +405,7 @@ async def test_postgres_schema_is_versioned_and_a_newer_one_is_refused():
         await store.setup()
         await store.aclose()
         conn = await asyncpg.connect(dsn)
-        assert [r[0] for r in await conn.fetch("SELECT version FROM warden_schema ORDER BY version")] == [1, 2, 3]
+        assert [r[0] for r in await conn.fetch("SELECT version FROM warden_schema ORDER BY version")] == [1, 2, 3, 4]
         await conn.execute("INSERT INTO warden_schema VALUES (99)")
         await conn.close()
         newer = PostgresStore(dsn)
@@ -589,6 +589,18 @@ async def test_audit_verify_names_the_first_changed_entry():
     report = verify_chain(log)
     assert not report.ok and report.broken_seq == 2 and "changed" in (report.problem or "")
     assert verify_chain([log[0], log[2]]).broken_seq == 3, "a removed entry breaks the chain"
+
+
+async def test_audit_hash_covers_detail_and_one_entry_appends_alone(backend):
+    store = backend.open()
+    granted = audit_entry(1, decision="granted")
+    granted.grant_id = "grant-1"
+    [sealed] = await store.append_audit(granted)
+    assert sealed.seq == 1 and sealed.detail == {"grant_id": "grant-1"}
+    [stored] = await store.audit_log()
+    assert stored.detail == {"grant_id": "grant-1"} and verify_chain([stored]).ok
+    stored.detail = {"grant_id": "grant-2"}
+    assert not verify_chain([stored]).ok, "the hash covers detail"
 
 
 async def test_concurrent_appends_from_two_processes_keep_one_chain(shared_backend):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import getpass
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
@@ -10,25 +11,46 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
+from rich.text import Text
+from textual import events
 from textual.app import App, SystemCommand
 from textual.screen import Screen
-from textual.widgets import Input
+from textual.widgets import Input, Select, Switch
 from textual.worker import Worker
 
 from agent_core.errors import WardenError
 from tui import keymap
 from tui.backend import GONE, ConsoleBackend, PendingCall, RunStream
-from tui.messages import CallResolved, CallsGone, DecideCall, DecisionNeeded, OpenCall, RunRequested
+from tui.context import RunContext
+from tui.messages import CallResolved, CallsGone, DecideCall, DecisionNeeded, OpenCall, ReviewWaiting, RunRequested
 from tui.reconcile import Removal, dialogs_to_close
 from tui.screens.approval import ApprovalDecision, ApprovalModal
 from tui.screens.error import ErrorModal
 from tui.screens.picker import PendingPicker
-from tui.screens.resume_form import ResumeFormModal
+from tui.screens.resume_form import FormDecline, ResumeFormModal
 from tui.screens.run import RunScreen
-from tui.untrusted import escape_unsafe
+from tui.typing_guard import BURST_GAP, OPEN_GUARD, QUIET, TypingGuard
+from tui.untrusted import escape_unsafe, safe_text
 
 #: Chunks handled between two explicit yields to the event loop (keys stay responsive).
 YIELD_EVERY = 64
+
+
+#: Keys that type text: outside a field, a dialog has no use for them unless they are its bindings.
+_TYPING_KEYS = frozenset({"space", "enter", "backspace", "tab"})
+
+
+def _typed_elsewhere(screen: Screen, event: events.Key) -> bool:
+    """A typing key the dialog or picker on top does not bind: it was meant for the prompt."""
+    if not (event.is_printable or event.key in _TYPING_KEYS):
+        return False
+    bound = {k.strip() for b in [*keymap.APP, *screen.BINDINGS] for k in _binding_keys(b)}
+    return event.key not in bound
+
+
+def _binding_keys(binding: Any) -> list[str]:
+    key = binding.key if hasattr(binding, "key") else binding[0]
+    return str(key).split(",")
 
 
 class WardenApp(App[None]):
@@ -41,7 +63,10 @@ class WardenApp(App[None]):
         self,
         backend: ConsoleBackend,
         *,
-        approval_guard: float = 0.3,
+        approval_guard: float = OPEN_GUARD,
+        typing_quiet: float | None = None,
+        burst_gap: float | None = None,
+        bell: bool = True,
         clock: Callable[[], float] = time.monotonic,
         now: Callable[[], datetime] | None = None,
         picker_refresh: float = 2.0,
@@ -58,6 +83,21 @@ class WardenApp(App[None]):
         self.backend = backend
         self.approval_guard = approval_guard
         self.clock = clock
+        #: The rule against decisions by accident (``tui.typing_guard``).
+        #: ``approval_guard=0`` turns the whole guard off unless ``typing_quiet``/``burst_gap`` are given.
+        off = approval_guard <= 0
+        self.guard = TypingGuard(
+            clock,
+            quiet=(0.0 if off else QUIET) if typing_quiet is None else typing_quiet,
+            open_guard=approval_guard,
+            burst_gap=(0.0 if off else BURST_GAP) if burst_gap is None else burst_gap,
+        )
+        self.ring_bell = bell
+        #: A dialog was sent back to the banner by typing: no dialog opens by itself again until
+        #: the prompt is empty (sent or cleared); ``f2`` still opens it.
+        self._held_by_typing = False
+        self.bounced_keys = 0
+        self._after_bounce = False
         self.now = now or (lambda: datetime.now(UTC))
         self.picker_refresh = picker_refresh
         self.pending_refresh = pending_refresh
@@ -95,6 +135,7 @@ class WardenApp(App[None]):
         return cast(RunScreen, self.screen_stack[0])
 
     def on_mount(self) -> None:
+        self.set_interval(0.1, self.open_waiting_dialog, name="waiting-dialogs")
         if self.status_refresh > 0:
             self.set_interval(self.status_refresh, self.refresh_pending_count, name="pending-count")
         recover = getattr(getattr(self.backend, "runtime", None), "recover", None)
@@ -183,17 +224,51 @@ class WardenApp(App[None]):
             self.open_dialog(message.call)
 
     def on_open_call(self, message: OpenCall) -> None:
-        self.open_dialog(message.call)
+        self.open_dialog(message.call, deliberate=True)
 
-    def open_dialog(self, call: PendingCall) -> None:
-        if self._dialog_open is not None:
-            if call.key != self._dialog_open.key and all(c.key != call.key for c in self._dialog_queue):
+    def on_review_waiting(self, message: ReviewWaiting) -> None:
+        self.open_waiting_dialog(deliberate=True)
+
+    @property
+    def actor_label(self) -> str:
+        """Who decides from this console: the runtime's actor, else the OS user."""
+        actor = getattr(self.backend, "actor", None)
+        if actor:
+            return str(actor)
+        try:
+            return getpass.getuser()
+        except Exception:  # no user name in this environment
+            return "operator"
+
+    def open_dialog(self, call: PendingCall, *, deliberate: bool = False, declining: bool = False) -> None:
+        """Open the decision dialog of ``call``, or announce it and let it wait.
+
+        ``deliberate``: the operator asked for this dialog (``f2``, enter on a listed call, the
+        picker). Otherwise the dialog never takes the focus while the operator is typing
+        (``tui.typing_guard``): the call waits in the banner and opens once typing has paused.
+        """
+        if self._dialog_open is not None or (not deliberate and self._must_wait()):
+            if call.key != getattr(self._dialog_open, "key", None) and all(
+                c.key != call.key for c in self._dialog_queue
+            ):
                 self._dialog_queue.append(call)
+                if self._dialog_open is None and self.ring_bell:
+                    self.bell()
+            self._show_waiting()
             return
+        self._dialog_queue = deque(c for c in self._dialog_queue if c.key != call.key)
         self._dialog_open = call
+        self._show_waiting()
         if call.kind == "approval":
             self.push_screen(
-                ApprovalModal(call, guard_seconds=self.approval_guard, clock=self.clock), self._on_approval_closed
+                ApprovalModal(
+                    call,
+                    guard_seconds=self.approval_guard,
+                    clock=self.clock,
+                    declining=declining,
+                    actor=self.actor_label,
+                ),
+                self._on_approval_closed,
             )
         else:
 
@@ -203,16 +278,85 @@ class WardenApp(App[None]):
                 self.run_screen.stream_started(stream.run_id)
                 return stream
 
-            self.push_screen(ResumeFormModal(call, submit), self._on_form_closed)
+            self.push_screen(ResumeFormModal(call, submit, clock=self.clock), self._on_form_closed)
 
-    def _dialog_closed(self) -> None:
-        self._dialog_open = None
+    def _must_wait(self) -> bool:
+        """A dialog may not open by itself now: typing, or held back until the prompt is empty."""
+        if self.guard.typing():
+            return True
+        if self._held_by_typing:
+            if self.run_screen.query("#prompt") and self.run_screen.prompt_text:
+                return True
+            self._held_by_typing = False
+        return False
+
+    def _show_waiting(self) -> None:
+        screen = self.run_screen
+        if screen.is_mounted and screen.query("#waiting-banner"):
+            screen.show_waiting([] if self._dialog_open is not None else list(self._dialog_queue))
+
+    def open_waiting_dialog(self, *, deliberate: bool = False) -> bool:
+        """Open the first waiting call's dialog if nothing is on top of the run screen (timer, ``f2``)."""
+        if self._dialog_open is not None or len(self.screen_stack) > 1 or not self._dialog_queue:
+            return False
+        if not deliberate and self._must_wait():
+            return False
         pending = self.run_screen.pending.calls
         while self._dialog_queue:
             nxt = self._dialog_queue.popleft()
             if nxt.key in pending:
-                self.open_dialog(nxt)
+                self.open_dialog(nxt, deliberate=True)
+                return True
+        self._show_waiting()
+        return False
+
+    def _dialog_closed(self) -> None:
+        self._dialog_open = None
+        if not self.open_waiting_dialog():
+            self._show_waiting()
+
+    # -- keys: nothing typed decides, nothing typed is lost --------------------------------------
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            self.guard.key_pressed()
+            if self._bounce(event):
                 return
+            if self._after_bounce and self.screen is self.run_screen:
+                # The dialog has just closed; until the prompt has the focus back, keys go to it.
+                if self.focused is None:
+                    self.run_screen.type_into_prompt(event)
+                    return
+                self._after_bounce = False
+        await super().on_event(event)
+
+    def _bounce(self, event: events.Key) -> bool:
+        """A key that may not act on the dialog (or picker) on top: close it back to the banner
+        and give the key to the prompt. True when the key was handled so."""
+        top = self.screen
+        if not isinstance(top, ApprovalModal | ResumeFormModal | PendingPicker) or event.key == "escape":
+            return False
+        if not getattr(top, "bounced", False):
+            focused = self.focused
+            field = isinstance(focused, Input | Select | Switch) and focused.screen is top
+            if field and self.clock() - top.opened_at >= self.guard.open_guard:
+                return False  # typing a reason or a form field, deliberately opened
+            if self.guard.may_act(top.opened_at) and (field or not _typed_elsewhere(top, event)):
+                return False
+            top.bounced = True
+            if isinstance(top, PendingPicker):
+                top.dismiss(None)
+            elif isinstance(top, ApprovalModal):
+                self._held_by_typing = True
+                self._dialog_queue.appendleft(top.call)
+                top.dismiss(ApprovalDecision("leave", top.call))
+            else:
+                self._held_by_typing = True
+                self._dialog_queue.appendleft(top.call)
+                top.dismiss(None)
+        self.bounced_keys += 1
+        self._after_bounce = True
+        self.run_screen.type_into_prompt(event)
+        return True
 
     def _on_approval_closed(self, decision: ApprovalDecision | None) -> None:
         if decision is not None and decision.action != "leave":
@@ -224,10 +368,14 @@ class WardenApp(App[None]):
             )
         self._dialog_closed()
 
-    def _on_form_closed(self, stream: RunStream | None) -> None:
+    def _on_form_closed(self, stream: RunStream | FormDecline | None) -> None:
         call = self._dialog_open
-        if stream is not None and call is not None:
+        if isinstance(stream, FormDecline):
+            if call is not None:
+                self.decide(call, approve=False, reason=stream.reason)
+        elif stream is not None and call is not None:
             self.decisions += 1
+            self.run_screen.log_decision(call, "resumed", self.actor_label, None)
             self.post_message(CallResolved(call.run_id, call.tool_call_id))
             self.run_backend(lambda: self.consume(stream), "The resumed run failed")
         self._dialog_closed()
@@ -237,7 +385,9 @@ class WardenApp(App[None]):
 
     def calls_decided_elsewhere(self, removals: list[Removal]) -> None:
         """A poll found calls no longer pending: close an open dialog on one of them (acting
-        on it could only fail), with a notification saying why; drop queued ones."""
+        on it could only fail), with a notification saying why; drop queued ones. The log says
+        what was decided and by whom (the store's audit log)."""
+        self.run_backend(lambda: self._log_decided_elsewhere([r.call for r in removals]), "Could not read decisions")
         queued = {r.call.key for r in dialogs_to_close(removals, self._dialog_queue)}
         self._dialog_queue = deque(c for c in self._dialog_queue if c.key not in queued)
         dialogs = [s for s in self.screen_stack if isinstance(s, ApprovalModal | ResumeFormModal)]
@@ -250,11 +400,24 @@ class WardenApp(App[None]):
                     call_id = escape_unsafe(call.tool_call_id, multiline=False)
                     self.notify(
                         f"{tool} (run {call.run_id[:8]}, call {call_id}) was decided elsewhere "
-                        "or its run ended; its dialog was closed.",
+                        "or its run ended; its dialog was closed (the log says who decided).",
                         title="No longer pending",
                         severity="warning",
                         markup=False,
                     )
+
+    async def _log_decided_elsewhere(self, calls: list[PendingCall]) -> None:
+        contexts: dict[str, RunContext] = {}
+        for call in calls:
+            if call.run_id not in contexts:
+                contexts[call.run_id] = await self.backend.run_context(call.run_id)
+            decision = contexts[call.run_id].decision_of(call.tool_call_id)
+            if decision is not None:
+                self.run_screen.log_decision(call, decision.decision, decision.actor, decision.reason, elsewhere=True)
+            else:
+                line = Text("◇ no longer pending (its run ended): ", style="dim")
+                line.append_text(safe_text(call.tool_name, "bold", multiline=False))
+                self.run_screen.log_view.write_entry(line)
 
     def on_call_resolved(self, message: CallResolved) -> None:
         self.run_screen.pending.remove_call(message.run_id, message.tool_call_id)
@@ -273,6 +436,7 @@ class WardenApp(App[None]):
                     self.post_message(CallResolved(call.run_id, call.tool_call_id))
                 raise
             self.decisions += 1
+            self.run_screen.log_decision(call, "approved" if approve else "declined", self.actor_label, reason)
             self.post_message(CallResolved(call.run_id, call.tool_call_id))
             await self.consume(stream)
             if isinstance(self.screen, PendingPicker):
@@ -285,9 +449,13 @@ class WardenApp(App[None]):
         self.decide_from_list(message.call, approve=message.approve)
 
     def decide_from_list(self, call: PendingCall, *, approve: bool) -> None:
-        """``y``/``n`` in the picker: approve with the listed call's fingerprint, or decline."""
+        """``y`` in the picker approves with the listed call's fingerprint; ``n`` opens the call's
+        dialog ready to decline, so that a reason can be given (as in the dialog)."""
         self.run_screen.show_call(call)
-        self.decide(call, approve=approve, fingerprint=call.fingerprint if approve else None)
+        if approve:
+            self.decide(call, approve=True, fingerprint=call.fingerprint)
+        elif call.kind == "approval":
+            self.open_dialog(call, deliberate=True, declining=True)
 
     # -- relaunch ------------------------------------------------------------------------------
     def action_open_pending(self) -> None:
@@ -305,13 +473,17 @@ class WardenApp(App[None]):
     async def _open_run(self, call: PendingCall) -> None:
         run = await self.backend.get_run(call.run_id)
         screen = self.run_screen
+        try:
+            screen.replay(await self.backend.run_context(call.run_id))
+        except WardenError:
+            pass  # the context is a help: the call can be decided without it
         for c in run.calls:
             screen.show_call(c)
         target = next((c for c in run.calls if c.tool_call_id == call.tool_call_id), None)
         if target is None and run.calls:
             target = run.calls[0]
         if target is not None:
-            self.open_dialog(target)
+            self.open_dialog(target, deliberate=True)
 
     # -- other actions -------------------------------------------------------------------------
     def action_audit(self) -> None:
@@ -339,12 +511,16 @@ class WardenApp(App[None]):
     def action_approve_focused(self) -> None:
         call = self.focused_call()
         if call is not None:
-            self.open_dialog(call)
+            self.open_dialog(call, deliberate=True)
 
     def action_decline_focused(self) -> None:
+        """Open the call's dialog ready to decline: a reason can be given, enter confirms."""
         call = self.focused_call()
         if call is not None and call.kind == "approval":
-            self.decide(call, approve=False)
+            if isinstance(self.screen, PendingPicker):
+                self.screen.dismiss(None)
+            self.run_screen.show_call(call)
+            self.open_dialog(call, deliberate=True, declining=True)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield SystemCommand("New run", "Clear the log and focus the prompt", self.action_new_run)
@@ -353,7 +529,7 @@ class WardenApp(App[None]):
             "Approve focused call", "Open the approval dialog of the highlighted call", self.action_approve_focused
         )
         yield SystemCommand(
-            "Decline focused call", "Decline the highlighted call (no reason)", self.action_decline_focused
+            "Decline focused call", "Decline the highlighted call, with a reason", self.action_decline_focused
         )
         yield SystemCommand("Help", "Show all key bindings", self.action_help)
         yield from super().get_system_commands(screen)

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from agent_core.chunks import Chunk
+from tui.context import RunContext
 
 Kind = Literal["approval", "input"]
 
@@ -36,6 +37,8 @@ class AgentInfo:
     model_id: str
     is_demo: bool
     description: str = ""
+    #: Prompts to try (the demo agents' own; an agent may set ``examples``).
+    examples: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -150,6 +153,10 @@ class ConsoleBackend(Protocol):
         """The newest ``last`` audit entries (``agent_core.views.AuditEntry``), oldest first."""
         ...
 
+    async def run_context(self, run_id: str) -> RunContext:
+        """The stored run's calls with their context, its conversation, and its decisions."""
+        ...
+
     async def aclose(self) -> None: ...
 
 
@@ -197,6 +204,17 @@ def pending_run_from_runtime(run: Any) -> PendingRun:
     return PendingRun(run.run_id, run.agent_id, run.thread_id, run.resource_id, suspended_at, calls)
 
 
+def _examples(key: str, agent: Any, model: Any) -> tuple[str, ...]:
+    own = getattr(agent, "examples", None)
+    if own:
+        return tuple(str(e) for e in own)
+    if getattr(model, "is_demo", False):
+        from tui.demo.agents import EXAMPLES
+
+        return EXAMPLES.get(key, ())
+    return ()
+
+
 class LocalBackend:
     """A ``ConsoleBackend`` over an in-process ``agent_core.Runtime``."""
 
@@ -219,6 +237,7 @@ class LocalBackend:
                     model_id=getattr(model, "model_id", str(model)),
                     is_demo=bool(getattr(model, "is_demo", False)),
                     description=getattr(agent, "description", "") or "",
+                    examples=_examples(key, agent, model),
                 )
             )
         return out
@@ -257,6 +276,15 @@ class LocalBackend:
 
     async def audit(self, *, last: int = 200) -> list[Any]:
         return await _last_entries(self.runtime.audit_log, last)
+
+    async def run_context(self, run_id: str) -> RunContext:
+        from tui.context import run_context
+
+        return await run_context(self.runtime, run_id)
+
+    @property
+    def actor(self) -> str | None:
+        return getattr(self.runtime, "actor", None)
 
     async def aclose(self) -> None:
         await self.runtime.aclose()
@@ -367,6 +395,9 @@ class RemoteBackend:
 
     async def audit(self, *, last: int = 200) -> list[Any]:
         return await _last_entries(self.client.audit_log, last)
+
+    async def run_context(self, run_id: str) -> RunContext:
+        return RunContext.from_json(await self.client.get_run_context(run_id))
 
     async def aclose(self) -> None:
         await self.client.aclose()

@@ -28,7 +28,8 @@ from tui.cli_common import (
     load_runtime,
     resolve_actor,
 )
-from tui.cli_runs import fast_runs_list, runs_app
+from tui.cli_mcp import mcp_proxy_command
+from tui.cli_runs import fast_runs_list, grants_app, runs_app
 from tui.cli_serve import serve_command, tokens_app
 
 __all__ = ["CliError", "Settings", "app", "default_db_path", "load_runtime", "main"]
@@ -44,7 +45,9 @@ app = typer.Typer(
 app.add_typer(runs_app, name="runs")
 app.add_typer(audit_app, name="audit")
 app.add_typer(tokens_app, name="tokens")
+app.add_typer(grants_app, name="grants")
 app.command("serve")(serve_command)
+app.command("mcp-proxy", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(mcp_proxy_command)
 
 ModelOption = Annotated[str | None, typer.Option("--model", help="Real model for the demo agents (openai/gpt-5-mini)")]
 ServerOption = Annotated[str | None, typer.Option("--server", help="Run the console against a Warden server URL")]

@@ -43,6 +43,14 @@ def _age(when: datetime) -> str:
     return format_age((datetime.now(UTC) - when).total_seconds())
 
 
+def _expires(when: str | None, now: datetime) -> str:
+    """``in 9m`` / ``overdue 2m`` / ``-``."""
+    if not when:
+        return "-"
+    left = (datetime.fromisoformat(when) - now).total_seconds()
+    return f"in {format_age(left)}" if left >= 0 else f"overdue {format_age(-left)}"
+
+
 def _clean(value: Any) -> str:
     from tui.untrusted import escape_unsafe
 
@@ -94,7 +102,7 @@ def list_runs(
             typer.echo("no pending runs")
             return
         now = datetime.now(UTC)
-        rows = [("RUN", "AGENT", "THREAD", "TOOL", "KIND", "AGE", "FINGERPRINT", "TOOL CALL")]
+        rows = [("RUN", "AGENT", "THREAD", "TOOL", "KIND", "AGE", "EXPIRES", "FINGERPRINT", "TOOL CALL")]
         for run in runs:
             age = format_age((now - datetime.fromisoformat(run["suspended_at"])).total_seconds())
             for call in run["tool_calls"]:
@@ -106,6 +114,7 @@ def list_runs(
                         _clean(call["tool_name"]),
                         _KIND_SHOWN.get(call.get("kind", ""), "approval"),
                         age,
+                        _expires(call.get("expires_at"), now),
                         _clean(call["fingerprint"].removeprefix("sha256:")[:12]),
                         _clean(call["tool_call_id"]),
                     )
@@ -154,35 +163,70 @@ def runs_show(
     app_spec: AppOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
 ) -> None:
-    """Show a pending run: its calls, arguments, fingerprints and input schemas."""
+    """Show a pending run: the request that started it, the model's text before each call, the
+    calls (k of n in their step), arguments, fingerprints, input schemas, and decisions taken."""
+    from tui.context import run_context
     from tui.untrusted import escape_unsafe, to_json
 
     async def go(runtime: Any) -> None:
         run = await runtime.get_suspended_run(run_id)
+        context = await run_context(runtime, run.run_id)
         if as_json:
-            typer.echo(json.dumps(run.model_dump(mode="json"), ensure_ascii=True, indent=2))
+            out = run.model_dump(mode="json")
+            out["context"] = context.to_json()
+            typer.echo(json.dumps(out, ensure_ascii=True, indent=2))
             return
         typer.echo(f"run       {run.run_id}")
         typer.echo(f"agent     {_clean(run.agent_id)}")
         typer.echo(f"thread    {_clean(run.thread_id or '-')}")
         typer.echo(f"resource  {_clean(run.resource_id or '-')}")
         typer.echo(f"suspended {run.suspended_at.isoformat()} ({_age(run.suspended_at)} ago)")
+        first = next(iter(context.calls.values()), None)
+        if first is not None and first.request:
+            typer.echo(f"request   {_clean(first.request)}")
         for call in run.tool_calls:
             typer.echo("")
             kind = _KIND_SHOWN.get(call.kind, "approval")
+            ctx = context.calls.get(call.tool_call_id)
             typer.echo(f"  tool call   {_clean(call.tool_call_id)} ({kind})")
             if call.kind == "interrupted":
                 started = call.started_at.isoformat() if call.started_at else "?"
                 typer.echo(f"  started     {started}, approved by {_clean(call.approved_by or '-')}")
                 typer.echo("              it may or may not have run: approve runs it again, decline tells the model")
-            typer.echo(f"  tool        {_clean(call.tool_name)}")
+            tool = _clean(call.tool_name)
+            if ctx is not None and ctx.tool_description:
+                tool += f"  ({_clean(ctx.tool_description)})"
+            typer.echo(f"  tool        {tool}")
             typer.echo(f"  agent path  {_clean(' > '.join(call.agent_path))}")
+            if ctx is not None:
+                if ctx.delegated_prompt:
+                    typer.echo(f"  delegated   {_clean(ctx.delegated_prompt)}")
+                if ctx.model_text.strip():
+                    typer.echo(f"  model said  {_clean(ctx.model_text)}")
+                if ctx.pending_since:
+                    waited = format_age(datetime.now(UTC).timestamp() - ctx.pending_since)
+                    typer.echo(f"  waiting     {waited}")
+                if ctx.of > 1:
+                    others = ", ".join(
+                        f"{i}. {_clean(c.tool_name)} ({c.state})"
+                        for i, c in enumerate(ctx.step_calls, 1)
+                        if c.tool_call_id != call.tool_call_id
+                    )
+                    typer.echo(f"  step        call {ctx.position} of {ctx.of}; also {others}")
             typer.echo(f"  fingerprint {call.fingerprint}")
+            if call.expires_at is not None:
+                typer.echo(f"  expires at  {call.expires_at.isoformat()}")
             typer.echo("  args        " + escape_unsafe(to_json(call.args)).replace("\n", "\n              "))
             if call.kind == "suspend":
                 typer.echo("  question    " + escape_unsafe(to_json(call.suspend_payload)))
                 if call.resume_schema:
                     typer.echo("  schema      " + escape_unsafe(to_json(call.resume_schema, indent=None)))
+        if context.decisions:
+            typer.echo("")
+            typer.echo("decisions")
+            for d in context.decisions:
+                line = f"  {_clean(d.tool_name)}: {d.decision} by {_clean(d.actor or 'unknown')}"
+                typer.echo(line + (f": {_clean(d.reason)}" if d.reason else ""))
 
     run_on_runtime(merge_settings(ctx, db, app_spec), go)
 
@@ -207,6 +251,8 @@ async def _print_stream(stream: Any) -> None:
             )
         elif chunk.type == "tool-output-denied":
             typer.echo(f"declined {_clean(p.tool_name)}: {_clean(p.reason)}")
+        elif chunk.type == "tool-call-expired":
+            typer.echo(f"expired {_clean(p.tool_name)}: not run (no decision before {p.expired_at.isoformat()})")
         elif chunk.type == "tool-error":
             typer.echo(f"tool error {_clean(p.tool_name)}: {_clean(p.error)}")
         elif chunk.type in ("tool-call-approval", "tool-call-suspended"):
@@ -225,16 +271,31 @@ def runs_approve(
     run_id: Annotated[str, typer.Argument(metavar="RUN")],
     tool_call: ToolCallOption = None,
     fingerprint: FingerprintOption = None,
+    args: Annotated[
+        str | None, typer.Option("--args", help="Run with these arguments instead (JSON object, validated first)")
+    ] = None,
     db: DbOption = None,
     app_spec: AppOption = None,
     actor: ActorOption = None,
 ) -> None:
-    """Approve a pending call; the tool runs and the agent continues."""
+    """Approve a pending call; the tool runs and the agent continues.
+
+    --fingerprint refers to the call as presented (its original arguments), also with --args."""
+    edited: dict[str, Any] | None = None
+    if args is not None:
+        try:
+            edited = json.loads(args)
+        except ValueError as error:
+            fail(f"--args is not valid JSON: {error}", 2)
+        if not isinstance(edited, dict):
+            fail("--args must be a JSON object", 2)
+
     who = resolve_actor(actor)
 
     async def go(runtime: Any) -> None:
+        extra = {"args": edited} if edited is not None else {}
         stream = await runtime.approve_tool_call(
-            run_id=run_id, tool_call_id=tool_call, fingerprint=fingerprint, actor=who
+            run_id=run_id, tool_call_id=tool_call, fingerprint=fingerprint, actor=who, **extra
         )
         await _print_stream(stream)
 
@@ -303,6 +364,107 @@ def runs_recover(
         typer.echo(f"recovered {advanced} run{'s' if advanced != 1 else ''}")
 
     run_on_runtime(settings, go)
+
+
+@runs_app.command("sweep")
+def runs_sweep(
+    ctx: typer.Context,
+    db: DbOption = None,
+    app_spec: AppOption = None,
+) -> None:
+    """Expire approvals past their deadline (approval_timeout): the tools never run, the
+    models are told, the runs continue. Needs --app (the agents continue the runs)."""
+    settings = merge_settings(ctx, db, app_spec)
+    if settings.app is None:
+        fail("warden runs sweep needs --app module:runtime (the agents continue the runs)", 2)
+
+    async def go(runtime: Any) -> None:
+        expired = await runtime.sweep()
+        typer.echo(f"expired {expired} approval{'s' if expired != 1 else ''}")
+
+    run_on_runtime(settings, go)
+
+
+grants_app = typer.Typer(
+    add_completion=False, no_args_is_help=True, rich_markup_mode=None, help="Standing approvals ('always allow')."
+)
+
+
+@grants_app.command("list")
+def grants_list(
+    ctx: typer.Context,
+    db: DbOption = None,
+    app_spec: AppOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
+) -> None:
+    """List live grants."""
+
+    async def go(runtime: Any) -> None:
+        grants = await runtime.list_grants()
+        if as_json:
+            typer.echo(json.dumps([g.model_dump(mode="json") for g in grants], ensure_ascii=True, indent=2))
+            return
+        if not grants:
+            typer.echo("no grants")
+        for g in grants:
+            typer.echo(f"{g.id}  {_clean(g.describe())}  (by {_clean(g.created_by or '-')})")
+
+    run_on_runtime(merge_settings(ctx, db, app_spec), go)
+
+
+@grants_app.command("create")
+def grants_create(
+    ctx: typer.Context,
+    tool_name: Annotated[str, typer.Argument(metavar="TOOL", help="The agent's name for the tool")],
+    scope: Annotated[str, typer.Option("--scope", help="run | thread | resource | agent")],
+    scope_id: Annotated[str | None, typer.Option("--id", help="The run, thread or resource id")] = None,
+    agent: Annotated[str | None, typer.Option("--agent", help="The agent (scope agent)")] = None,
+    match: Annotated[str | None, typer.Option("--match", help="Argument values to pin (JSON object)")] = None,
+    expires_in: Annotated[float, typer.Option("--expires-in", help="Seconds (default 3600)")] = 3600,
+    forever: Annotated[bool, typer.Option("--no-expiry", help="Until revoked")] = False,
+    db: DbOption = None,
+    app_spec: AppOption = None,
+    actor: ActorOption = None,
+) -> None:
+    """Approve future calls of a tool in a scope without asking ("always allow")."""
+    args_match = None
+    if match is not None:
+        try:
+            args_match = json.loads(match)
+        except ValueError as error:
+            fail(f"--match is not valid JSON: {error}", 2)
+    settings = merge_settings(ctx, db, app_spec)
+    who = resolve_actor(actor)
+
+    async def go(runtime: Any) -> None:
+        g = await runtime.grant(
+            tool_name,
+            scope=scope,
+            scope_id=scope_id,
+            agent_id=agent,
+            args_match=args_match,
+            expires_in=None if forever else expires_in,
+            actor=who if who is not None else runtime.actor,
+        )
+        typer.echo(f"{g.id}  {_clean(g.describe())}")
+
+    run_on_runtime(settings, go)
+
+
+@grants_app.command("revoke")
+def grants_revoke(
+    ctx: typer.Context,
+    grant_id: Annotated[str, typer.Argument(metavar="GRANT")],
+    db: DbOption = None,
+    app_spec: AppOption = None,
+) -> None:
+    """Revoke a grant (calls it already approved stay approved)."""
+
+    async def go(runtime: Any) -> None:
+        await runtime.revoke_grant(grant_id)
+        typer.echo(f"revoked {grant_id}")
+
+    run_on_runtime(merge_settings(ctx, db, app_spec), go)
 
 
 def fast_runs_list(argv: list[str]) -> bool:

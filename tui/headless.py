@@ -18,6 +18,7 @@ def _iso(ts: float) -> str:
 
 def run_row_to_json(row: Any) -> dict[str, Any]:
     r = row.run
+    deadlines = [c.expires_at for c in row.calls if c.expires_at is not None and c.kind == "approval"]
     return {
         "run_id": r.run_id,
         "agent_id": r.agent_id,
@@ -38,9 +39,11 @@ def run_row_to_json(row: Any) -> dict[str, Any]:
                 "pending_since": _iso(c.created_at),
                 "started_at": None if c.started_at is None else _iso(c.started_at),
                 "approved_by": c.decided_by if c.kind == "interrupted" else None,
+                "expires_at": None if c.expires_at is None or c.kind != "approval" else _iso(c.expires_at),
             }
             for c in row.calls
         ],
+        "expires_at": _iso(min(deadlines)) if deadlines else None,
     }
 
 

@@ -6,6 +6,14 @@ from textual.binding import Binding, BindingType
 
 APP: list[BindingType] = [
     Binding("f1", "help", "Help", id="app.help", tooltip="Show all key bindings"),
+    Binding(
+        "question_mark",
+        "help",
+        "Help",
+        id="app.help_question",
+        show=False,
+        tooltip="Show all key bindings (when not typing in a field)",
+    ),
     Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True, tooltip="Quit the console"),
     Binding(
         "ctrl+o",
@@ -31,7 +39,7 @@ RUN_SCREEN: list[BindingType] = [
         "f2", "decide_focused", "Decide", id="run.decide", tooltip="Open the dialog of the highlighted pending call"
     ),
     Binding("ctrl+l", "focus_log", "Log", id="run.focus_log", show=False, tooltip="Focus the chunk log"),
-    Binding("ctrl+t", "cycle_agent", "Next agent", id="run.cycle_agent", show=False, tooltip="Select the next agent"),
+    Binding("ctrl+t", "cycle_agent", "Next agent", id="run.cycle_agent", tooltip="Select the next agent"),
 ]
 
 APPROVAL: list[BindingType] = [
@@ -44,11 +52,43 @@ APPROVAL: list[BindingType] = [
     ),
     Binding("n", "decline", "Decline", id="approval.decline", tooltip="Decline, then type an optional reason"),
     Binding("escape", "leave", "Leave pending", id="approval.leave", tooltip="Close; the call stays pending"),
+    Binding(
+        "enter",
+        "confirm_decline",
+        "Decline with this reason",
+        id="approval.confirm_decline",
+        priority=True,
+        tooltip="While declining: decline, the reason goes to the model",
+    ),
+    Binding("escape", "back", "Back to the choice", id="approval.back", tooltip="While declining: back to y / n"),
+    Binding(
+        "pagedown",
+        "scroll_args(1)",
+        "More args",
+        id="approval.args_down",
+        show=False,
+        tooltip="Scroll the arguments down",
+    ),
+    Binding(
+        "pageup", "scroll_args(-1)", "Args up", id="approval.args_up", show=False, tooltip="Scroll the arguments up"
+    ),
 ]
 
 RESUME_FORM: list[BindingType] = [
     Binding("ctrl+s", "submit", "Submit", id="form.submit", tooltip="Validate and resume the tool"),
     Binding("escape", "leave", "Leave pending", id="form.leave", tooltip="Close; the call stays pending"),
+    Binding(
+        "ctrl+d", "decline", "Decline call", id="form.decline", priority=True, tooltip="Decline the call, with a reason"
+    ),
+    Binding(
+        "enter",
+        "confirm_decline",
+        "Decline with this reason",
+        id="form.confirm_decline",
+        priority=True,
+        tooltip="While declining: decline, the reason goes to the model",
+    ),
+    Binding("escape", "back", "Back to the form", id="form.back", tooltip="While declining: back to the form"),
 ]
 
 PICKER: list[BindingType] = [

@@ -60,3 +60,8 @@ class DecideCall(Message):
 
     call: PendingCall
     approve: bool
+
+
+@dataclass
+class ReviewWaiting(Message):
+    """The operator asked for the dialog of the first call waiting in the banner (``f2``)."""

@@ -18,7 +18,7 @@ from httpx_sse import EventSource
 from agent_core import wire
 from agent_core.chunks import Chunk
 from agent_core.stream import GenerateResult
-from agent_core.views import AuditPage, SuspendedRun, SuspendedRunList
+from agent_core.views import AuditPage, Grant, SuspendedRun, SuspendedRunList
 from warden_client._common import (
     DEFAULT_TIMEOUT,
     StreamState,
@@ -183,6 +183,7 @@ class RemoteAgent:
         require_tool_approval: bool | None = None,
         max_steps: int | None = None,
         request_context: dict[str, Any] | None = None,
+        approval_timeout: float | None = None,
     ) -> RemoteAgentStream:
         return await self._sse(
             wire.STREAM,
@@ -193,6 +194,7 @@ class RemoteAgent:
                 require_tool_approval=require_tool_approval,
                 max_steps=max_steps,
                 request_context=request_context,
+                approval_timeout=approval_timeout,
             ),
         )
 
@@ -205,6 +207,7 @@ class RemoteAgent:
         require_tool_approval: bool | None = None,
         max_steps: int | None = None,
         request_context: dict[str, Any] | None = None,
+        approval_timeout: float | None = None,
     ) -> GenerateResult:
         return generate_result(
             await self._json(
@@ -216,16 +219,23 @@ class RemoteAgent:
                     require_tool_approval=require_tool_approval,
                     max_steps=max_steps,
                     request_context=request_context,
+                    approval_timeout=approval_timeout,
                 ),
             )
         )
 
     async def approve_tool_call(
-        self, *, run_id: str, tool_call_id: str | None = None, fingerprint: str | None = None
+        self,
+        *,
+        run_id: str,
+        tool_call_id: str | None = None,
+        fingerprint: str | None = None,
+        args: dict[str, Any] | None = None,
     ) -> RemoteAgentStream:
+        """``args``: run the call with these (edited) arguments, validated by the server first."""
         return await self._sse(
             wire.APPROVE_TOOL_CALL,
-            wire.approve_request(run_id, tool_call_id, fingerprint),
+            wire.approve_request(run_id, tool_call_id, fingerprint, args),
         )
 
     async def decline_tool_call(
@@ -234,12 +244,17 @@ class RemoteAgent:
         return await self._sse(wire.DECLINE_TOOL_CALL, wire.decline_request(run_id, tool_call_id, reason))
 
     async def approve_tool_call_generate(
-        self, *, run_id: str, tool_call_id: str | None = None, fingerprint: str | None = None
+        self,
+        *,
+        run_id: str,
+        tool_call_id: str | None = None,
+        fingerprint: str | None = None,
+        args: dict[str, Any] | None = None,
     ) -> GenerateResult:
         return generate_result(
             await self._json(
                 wire.APPROVE_TOOL_CALL_GENERATE,
-                wire.approve_request(run_id, tool_call_id, fingerprint),
+                wire.approve_request(run_id, tool_call_id, fingerprint, args),
             )
         )
 
@@ -367,6 +382,37 @@ class WardenClient:
     async def get_suspended_run(self, run_id: str) -> SuspendedRun:
         """One pending run, like ``Runtime.get_suspended_run`` (``SnapshotNotFound`` if none)."""
         return suspended_run(json_of(await self.http.get(wire.path(wire.SUSPENDED_RUN, runId=run_id))))
+
+    async def get_run_context(self, run_id: str) -> dict[str, Any]:
+        """A run's calls with their context, its conversation and its decisions
+        (``GET /api/runs/{runId}/context``, Warden extension)."""
+        return json_of(await self.http.get(wire.path("/api/runs/{runId}/context", runId=run_id)))
+
+    async def sweep(self) -> int:
+        """Expire overdue approvals now, like ``Runtime.sweep``; how many expired."""
+        return int(json_of(await self.http.post(wire.SWEEP))["expired"])
+
+    async def grant(
+        self,
+        tool_name: str,
+        *,
+        scope: str,
+        scope_id: str | None = None,
+        agent_id: str | None = None,
+        args_match: dict[str, Any] | None = None,
+        expires_in: float | None = 3600,
+    ) -> Grant:
+        """Like ``Runtime.grant`` (the server's token name, if any, is the creator)."""
+        body = wire.grant_request(
+            tool_name, scope=scope, scope_id=scope_id, agent_id=agent_id, args_match=args_match, expires_in=expires_in
+        )
+        return Grant.model_validate(json_of(await self.http.post(wire.GRANTS, json=body)))
+
+    async def list_grants(self) -> list[Grant]:
+        return [Grant.model_validate(g) for g in json_of(await self.http.get(wire.GRANTS))["grants"]]
+
+    async def revoke_grant(self, grant_id: str) -> None:
+        json_of(await self.http.post(wire.path(wire.GRANT_REVOKE, grantId=grant_id)))
 
     async def list_agents(self) -> dict[str, Any]:
         return json_of(await self.http.get(wire.AGENTS))

@@ -23,8 +23,8 @@ from agent_core import wire
 from agent_core.errors import AgentNotFound, WardenError
 from agent_core.notify import watch_pending
 from agent_core.webhooks import WebhookNotifier
+from warden_server import context_routes, events
 from warden_server import errors as E
-from warden_server import events
 from warden_server.limits import InvalidBody, parse_json_body
 from warden_server.middleware import BearerAuthMiddleware, BodySizeLimitMiddleware
 from warden_server.schemas import (
@@ -32,6 +32,7 @@ from warden_server.schemas import (
     ApproveBody,
     AuditQuery,
     DeclineBody,
+    GrantBody,
     ResumeBody,
     SendToolApprovalBody,
     StreamBody,
@@ -59,7 +60,7 @@ class RouteSpec:
     summary: str
     body: type[BaseModel] | None = None
     query: type[BaseModel] | None = None
-    response: str = "json"  # "json" | "sse"
+    response: str = "json"  # "json" | "sse" (a run's chunks) | "events" (store events)
     auth: bool = True
     #: the least role a named token needs (``warden_server.tokens``): viewer, approver or admin.
     role: Role = "viewer"
@@ -117,6 +118,7 @@ def _stream_kwargs(body: StreamBody) -> dict[str, Any]:
         "require_tool_approval": body.require_tool_approval,
         "max_steps": body.max_steps,
         "request_context": body.request_context,
+        **({"approval_timeout": body.approval_timeout} if body.approval_timeout is not None else {}),
     }
 
 
@@ -159,8 +161,13 @@ def _guard(handler: Callable[[Request], Awaitable[Response]], role: Role) -> Cal
 async def _approve(request: Request, method: str) -> Any:
     _, agent = _agent(request)
     body = await _body(request, ApproveBody)
+    edit = {"args": body.args} if body.args is not None else {}
     return await getattr(agent, method)(
-        run_id=body.run_id, tool_call_id=body.tool_call_id, fingerprint=body.fingerprint, actor=_actor(request)
+        run_id=body.run_id,
+        tool_call_id=body.tool_call_id,
+        fingerprint=body.fingerprint,
+        actor=_actor(request),
+        **edit,
     )
 
 
@@ -274,6 +281,34 @@ async def audit(request: Request) -> Response:
     return JSONResponse(page.model_dump(mode="json", by_alias=True))
 
 
+async def sweep(request: Request) -> Response:
+    return JSONResponse({"expired": await _runtime(request).sweep()})
+
+
+async def list_grants(request: Request) -> Response:
+    grants = await _runtime(request).list_grants()
+    return JSONResponse({"grants": [g.model_dump(mode="json", by_alias=True) for g in grants]})
+
+
+async def create_grant(request: Request) -> Response:
+    body = await _body(request, GrantBody)
+    grant = await _runtime(request).grant(
+        body.tool_name,
+        scope=body.scope,
+        scope_id=body.scope_id,
+        agent_id=body.agent_id,
+        args_match=body.args_match,
+        expires_in=body.expires_in,
+        actor=_actor(request),
+    )
+    return JSONResponse(grant.model_dump(mode="json", by_alias=True), status_code=201)
+
+
+async def revoke_grant(request: Request) -> Response:
+    await _runtime(request).revoke_grant(request.path_params["grantId"])
+    return JSONResponse({"revoked": request.path_params["grantId"]})
+
+
 async def openapi(request: Request) -> Response:
     from warden_server.openapi import build_openapi
 
@@ -288,7 +323,7 @@ ROUTES: list[tuple[RouteSpec, Callable[[Request], Awaitable[Response]]]] = [
     (RouteSpec("GET", wire.OPENAPI, "openapi", "This document"), openapi),
     (RouteSpec("GET", wire.AGENTS, "listAgents", "Agents of the runtime, keyed by agent id"), list_agents),
     (
-        RouteSpec("GET", events.EVENTS, "events", "Live updates of pending runs (SSE)", response="sse"),
+        RouteSpec("GET", events.EVENTS, "events", "Live updates of pending runs (SSE)", response="events"),
         events.stream_events,
     ),
     (
@@ -402,6 +437,30 @@ ROUTES: list[tuple[RouteSpec, Callable[[Request], Awaitable[Response]]]] = [
         get_suspended_run,
     ),
     (
+        RouteSpec("POST", wire.SWEEP, "sweep", "Expire overdue approvals now (Warden extension)", role="approver"),
+        sweep,
+    ),
+    (RouteSpec("GET", wire.GRANTS, "listGrants", "Live grants (Warden extension)"), list_grants),
+    (
+        RouteSpec(
+            "POST",
+            wire.GRANTS,
+            "createGrant",
+            "Grant a tool in a scope (Warden extension)",
+            GrantBody,
+            role="approver",
+        ),
+        create_grant,
+    ),
+    (
+        RouteSpec("POST", wire.GRANT_REVOKE, "revokeGrant", "Revoke a grant (Warden extension)", role="approver"),
+        revoke_grant,
+    ),
+    (
+        RouteSpec("GET", context_routes.PATH, "getRunContext", "A run's context and decisions"),
+        context_routes.get_run_context,
+    ),
+    (
         RouteSpec(
             "GET",
             wire.AUDIT,
@@ -479,13 +538,18 @@ def _store_secrets(runtime: Any) -> list[str]:
 
 
 async def _recover_periodically(runtime: Any, interval: float = 10.0) -> None:
-    """Crash recovery (``runtime.recover()``) at start, then every ``interval`` seconds."""
+    """Crash recovery (``runtime.recover()``) and the deadline sweep (``runtime.sweep()``) at start,
+    then every ``interval`` seconds."""
     recover = getattr(runtime, "recover", None)
-    while recover is not None:
-        try:
-            await recover()
-        except Exception:  # a store error now is retried at the next tick
-            logging.getLogger("warden.server").exception("crash recovery failed")
+    sweep = getattr(runtime, "sweep", None)
+    while recover is not None or sweep is not None:
+        for what, fn in (("crash recovery", recover), ("deadline sweep", sweep)):
+            if fn is None:
+                continue
+            try:
+                await fn()
+            except Exception:  # a store error now is retried at the next tick
+                logging.getLogger("warden.server").exception("%s failed", what)
         await asyncio.sleep(interval)
 
 

@@ -30,7 +30,9 @@ EVENTS = f"{wire.API}/events"
 
 
 def frame(event: StoreEvent) -> bytes:
-    return f"event: {event.type}\ndata: {dumps(event.to_dict())}\n\n".encode("ascii")
+    """One SSE frame; ``data`` is the event in the wire's camelCase (``runId``, ``toolCallId``, ...)."""
+    data = {k: v for k, v in wire.camel(event).items() if v is not None}
+    return f"event: {event.type}\ndata: {dumps(data)}\n\n".encode("ascii")
 
 
 async def _frames(store: object) -> AsyncIterator[bytes]:

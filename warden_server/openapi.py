@@ -207,6 +207,37 @@ def build_openapi(routes: list[tuple[Any, Any]]) -> dict[str, Any]:
                 "headers": {wire.RUN_ID_HEADER: {"schema": {"type": "string"}, "description": "the run id"}},
                 "content": {wire.SSE_MEDIA_TYPE: {"itemSchema": event}},
             }
+        elif spec.response == "events":
+            store_event = {
+                "type": "object",
+                "required": ["type"],
+                "properties": {
+                    "type": {"enum": ["subscribed", "suspended", "decided", "ended", "changed"]},
+                    "runId": {"type": "string"},
+                    "toolCallId": {"type": "string"},
+                    "decision": {"type": "string"},
+                    "agentId": {"type": "string"},
+                },
+            }
+            components["StoreEvent"] = store_event
+            event = {
+                "type": "object",
+                "required": ["data"],
+                "properties": {
+                    "event": {"type": "string"},
+                    "data": {
+                        "type": "string",
+                        "contentMediaType": "application/json",
+                        "contentSchema": {"$ref": "#/components/schemas/StoreEvent"},
+                    },
+                },
+            }
+            ok = {
+                "description": "Server-sent events of the pending set: `subscribed` first, then `suspended`, "
+                "`decided`, `ended` or `changed` (a `StoreEvent` each, camelCase keys); comment lines keep "
+                "an idle stream open. The stream does not end by itself.",
+                "content": {wire.SSE_MEDIA_TYPE: {"itemSchema": event}},
+            }
         else:
             ok = {"description": "OK", "content": {"application/json": {"schema": _response_schema(spec, components)}}}
         responses: dict[str, Any] = {"200": ok}

@@ -8,7 +8,7 @@ of the wrong type is a 422.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictBool, StringConstraints, model_validator
 
@@ -82,6 +82,7 @@ class StreamBody(_ThreadScoped):
     require_tool_approval: StrictBool | None = Field(default=None, alias="requireToolApproval")
     max_steps: int | None = Field(default=None, alias="maxSteps", ge=1, le=1000)
     request_context: dict[str, Any] | None = Field(default=None, alias="requestContext")
+    approval_timeout: float | None = Field(default=None, alias="approvalTimeout", gt=0)
 
     def messages_arg(self) -> str | list[dict[str, str]]:
         msgs = self.messages
@@ -98,9 +99,21 @@ class _Decision(_Body):
 
 
 class ApproveBody(_Decision):
-    """``approve-tool-call`` and ``approve-tool-call-generate``."""
+    """``approve-tool-call`` and ``approve-tool-call-generate``; ``args``: run with these (edited) arguments."""
 
     fingerprint: str | None = None
+    args: dict[str, Any] | None = None
+
+
+class GrantBody(_Body):
+    """``POST /api/grants``: ``expiresIn`` seconds (default 3600; ``null``: until revoked)."""
+
+    tool_name: str = Field(alias="toolName", min_length=1, max_length=256)
+    scope: Literal["run", "thread", "resource", "agent"]
+    scope_id: str | None = Field(default=None, alias="scopeId", max_length=256)
+    agent_id: str | None = Field(default=None, alias="agentId", max_length=256)
+    args_match: dict[str, Any] | None = Field(default=None, alias="argsMatch")
+    expires_in: float | None = Field(default=3600, alias="expiresIn", gt=0)
 
 
 class DeclineBody(_Decision):

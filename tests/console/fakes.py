@@ -12,8 +12,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agent_core.chunks import Chunk, make_chunk
+from agent_core.decision_context import CallContext, StepCall, TranscriptEntry
 from agent_core.errors import ResumeDataInvalid
 from tui.backend import AgentInfo, PendingCall, PendingPage, PendingRun
+from tui.context import RunContext
 
 NOW = datetime(2026, 1, 15, 12, 0, 0, tzinfo=UTC)
 FP = "sha256:3f1c9a0b7e2d4c6a8b1e0f9d7c5a3b2e1d0c9b8a7f6e5d4c3b2a1908f7e6d5c4"
@@ -96,6 +98,7 @@ class FakeBackend:
         self.pending = pending or []
         self.hold_after = hold_after
         self.calls: list[tuple[str, Any]] = []
+        self.contexts: dict[str, RunContext] = {}
 
     def list_agents(self) -> list[AgentInfo]:
         return [AgentInfo("ops", "Ops agent", "demo", True), AgentInfo("supervisor", "Supervisor", "demo", True)]
@@ -147,8 +150,50 @@ class FakeBackend:
     async def get_run(self, run_id: str) -> PendingRun:
         return next(r for r in self.pending if r.run_id == run_id)
 
+    async def run_context(self, run_id: str) -> RunContext:
+        self.calls.append(("context", run_id))
+        return self.contexts.get(run_id) or sample_context(run_id)
+
     async def aclose(self) -> None:
         pass
+
+
+def sample_context(run_id: str, *, of: int = 2) -> RunContext:
+    """A fixed context: the user's request, the model's text, a tool description, call 1 of ``of``."""
+    steps = [
+        StepCall(
+            tool_call_id="call_0_0",
+            tool_name="delete_record",
+            args={"record_id": "abc-123"},
+            state="waiting for approval",
+        ),
+        StepCall(tool_call_id="call_0_1", tool_name="lookup_order", args={"order_id": "A-7"}, state="done"),
+    ][:of]
+    ctx = CallContext(
+        run_id=run_id,
+        tool_call_id="call_0_0",
+        tool_name="delete_record",
+        agent_path=["ops"],
+        thread_id="thread-ops-1",
+        resource_id="customer-42",
+        request="Please delete record abc-123, it is a duplicate of abc-122.",
+        model_text="I will delete record abc-123 after you approve it.",
+        tool_description="Delete a record by ID (cannot be undone)",
+        position=1,
+        of=of,
+        step_calls=steps,
+        pending_since=NOW.timestamp() - 125,
+    )
+    transcript = [
+        TranscriptEntry(role="user", text=ctx.request or ""),
+        TranscriptEntry(
+            role="assistant",
+            text=ctx.model_text,
+            tool_calls=[{"id": "call_0_0", "name": "delete_record", "args": {"record_id": "abc-123"}}],
+            agent_path=["ops"],
+        ),
+    ]
+    return RunContext(run_id, {"call_0_0": ctx}, transcript, [])
 
 
 def sample_pending() -> list[PendingRun]:

@@ -62,7 +62,18 @@ async def test_runs_list_table_and_filters(db_path):
     await suspend_runs(db_path, [("ops", "delete record abc-123"), ("supervisor", "find user 12345")])
     result = warden("runs", "list", "--db", str(db_path))
     lines = result.stdout.splitlines()
-    assert lines[0].split() == ["RUN", "AGENT", "THREAD", "TOOL", "KIND", "AGE", "FINGERPRINT", "TOOL", "CALL"]
+    assert lines[0].split() == [
+        "RUN",
+        "AGENT",
+        "THREAD",
+        "TOOL",
+        "KIND",
+        "AGE",
+        "EXPIRES",
+        "FINGERPRINT",
+        "TOOL",
+        "CALL",
+    ]
     assert len(lines) == 3
     only = warden("runs", "list", "--agent", "supervisor", db=db_path).stdout.splitlines()
     assert len(only) == 2 and "find_user" in only[1] and "approval" in only[1]

@@ -40,7 +40,7 @@ async def test_approve_flow_runs_the_tool(db_path):
         await wait_for(pilot, lambda: showing(app, ApprovalModal), "approval dialog")
         modal = app.screen
         assert modal.call.tool_name == "delete_record" and modal.call.args == {"record_id": "abc-123"}
-        assert app.focused is not None and app.focused.id == "deny"  # Deny has the initial focus
+        assert app.focused is modal.query_one("#args-scroll")  # not a button: a typed space or enter presses nothing
         shown_fp = str(modal.query_one("#fingerprint", Static).render())
         assert modal.call.fingerprint and modal.call.fingerprint in shown_fp
         await pilot.press("y")
@@ -67,19 +67,29 @@ async def test_decline_with_reason_reaches_the_model(db_path):
     assert await pending_total(db_path) == 0
 
 
-async def test_keys_are_ignored_right_after_the_dialog_opens(db_path):
+async def test_keys_right_after_the_dialog_opens_go_back_to_the_prompt(db_path):
     clock = FakeClock()
     app = demo_app(db_path, approval_guard=0.3, clock=clock)
     async with app.run_test(size=SIZE) as pilot:
         await type_prompt(pilot, "delete record abc-125")
-        await wait_for(pilot, lambda: showing(app, ApprovalModal), "approval dialog")
-        await pilot.press("y", "enter", "n")  # typeahead within the guard interval
-        await pilot.pause()
-        assert isinstance(app.screen, ApprovalModal) and not app.screen.declining
-        assert app.decisions == 0
-        clock.advance(0.31)
+        # Typing just happened: the call is announced, its dialog waits for a pause.
+        await wait_for(pilot, lambda: app.run_screen.waiting, "call announced in the banner")
+        assert not isinstance(app.screen, ApprovalModal)
+        clock.advance(1.1)
+        await wait_for(pilot, lambda: showing(app, ApprovalModal), "dialog opens once typing paused")
+        await pilot.press("y", "n")  # typeahead within the guard interval: bounced to the prompt
+        await wait_for(pilot, lambda: not isinstance(app.screen, ApprovalModal), "dialog back to the banner")
+        assert app.decisions == 0 and app.run_screen.prompt_text == "yn"
+        assert app.run_screen.waiting  # still announced, still pending
+        clock.advance(2)
+        await pilot.pause(0.3)
+        assert not isinstance(app.screen, ApprovalModal)  # held: the prompt holds text
+        await pilot.press("f2")  # deliberate
+        await wait_for(pilot, lambda: showing(app, ApprovalModal), "dialog on f2")
+        clock.advance(0.6)  # past the guard and not part of a burst (f2 was 0.6 s ago)
         await pilot.press("y")
         await wait_for(pilot, lambda: "deleted=True" in log_text(app), "approved after the guard")
+        assert app.run_screen.prompt_text == "yn"
 
 
 async def test_form_shows_validation_error_then_submits(db_path):
@@ -159,7 +169,9 @@ async def test_decide_from_the_picker_with_y_and_n(db_path):
         picker = app.screen
         await wait_for(pilot, lambda: len(picker.calls) == 2, "two rows")
         first = picker.focused_call
-        await pilot.press("n")
+        await pilot.press("n")  # asks for a reason, like the dialog
+        await wait_for(pilot, lambda: showing(app, ApprovalModal) and app.screen.declining, "decline mode")
+        await pilot.press(*"dup", "enter")
         await wait_for(pilot, lambda: first.key not in picker.calls, "declined row gone")
         second = picker.focused_call
         assert second is not None and second.run_id != first.run_id
@@ -167,7 +179,7 @@ async def test_decide_from_the_picker_with_y_and_n(db_path):
         await wait_for(pilot, lambda: not picker.calls, "approved row gone")
         await wait_for(pilot, lambda: app.streams_done >= 2, "both streams consumed")
         text = log_text(app)
-        assert "operator declined" in text
+        assert "operator declined" in text and "dup" in text
     assert await pending_total(db_path) == 0
 
 
@@ -178,7 +190,7 @@ async def test_supervisor_sub_agent_approval_shows_the_agent_path(db_path):
         await type_prompt(pilot, "find user 12345")
         await wait_for(pilot, lambda: showing(app, ApprovalModal), "approval dialog")
         assert app.screen.call.agent_path == ("supervisor", "data-agent")
-        assert "supervisor > data-agent" in str(app.screen.query_one("#agent-path", Static).render())
+        assert "supervisor › data-agent" in str(app.screen.query_one("#context", Static).render())
         await pilot.press("y")
         await wait_for(pilot, lambda: "Ada Lovelace" in log_text(app), "sub-agent result reached the supervisor")
 

@@ -78,3 +78,34 @@ def test_nothing_zero_width_is_left_so_borders_stay_aligned(raw: str) -> None:
         assert isinstance(text, Text)
         assert all(unicodedata.category(ch)[0] not in "CZ" or ch in " \n" for ch in text.plain)
         assert text.cell_len == sum(1 for ch in text.plain if ch != "\n")
+
+
+async def test_the_approval_dialog_flags_invisible_characters_and_keeps_its_border_aligned() -> None:
+    from tests.console.conftest import showing, wait_for
+    from tests.console.fakes import NOW, FakeBackend, approval_call
+    from tui.app import WardenApp
+    from tui.screens.approval import ApprovalModal
+
+    app = WardenApp(
+        FakeBackend(), approval_guard=0, now=lambda: NOW, picker_refresh=0, status_refresh=0, cursor_blink=False
+    )
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.open_dialog(approval_call(args={"to": "x\ufe0fy\u034fz"}))
+        await wait_for(pilot, lambda: showing(app, ApprovalModal) and app.screen.context_loaded, "dialog")
+        await pilot.pause()
+        screen = app.screen
+        args = str(screen.query_one("#args").render())
+        assert '"to": "x\\ufe0fy\\u034fz"' in args
+        warning = str(screen.query_one("#hidden-warning").render())
+        assert "\\ufe0f" in warning and "\\u034f" in warning
+        # Rendered rows: the dialog's right border is in the same cell column on every row
+        # (a zero-width character printed raw would shift it on its row).
+        dialog = screen.query_one("#dialog")
+        strips = screen._compositor.render_strips()
+        right = dialog.region.right - 1
+        border = {strips[y].crop(right, right + 1).text for y in range(dialog.region.y, dialog.region.bottom)}
+        assert len(border) == 1, border
+        assert any("x\\ufe0fy\\u034fz" in strips[y].text for y in range(dialog.region.y, dialog.region.bottom))
+        for y in range(dialog.region.y, dialog.region.bottom):
+            assert strips[y].cell_length == 100
+            assert "\ufe0f" not in strips[y].text and "\u034f" not in strips[y].text

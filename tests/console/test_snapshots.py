@@ -7,6 +7,8 @@ Update them with ``pytest tests/console/test_snapshots.py --snapshot-update``.
 
 from __future__ import annotations
 
+import pytest
+
 from tests.console.conftest import showing, wait_for
 from tests.console.fakes import NOW, FakeBackend, approval_call, input_call, sample_pending
 from tui.app import WardenApp
@@ -41,12 +43,38 @@ def test_run_screen_mid_stream(snap_compare):
     assert snap_compare(make_app(backend), terminal_size=SIZE, run_before=run_before)
 
 
-def _open(call):
+def _open(call, *keys: str):
     async def run_before(pilot):
-        pilot.app.open_dialog(call)
-        await wait_for(pilot, lambda: showing(pilot.app, ApprovalModal | ResumeFormModal), "dialog")
+        app = pilot.app
+        app.open_dialog(call)
+        await wait_for(pilot, lambda: showing(app, ApprovalModal | ResumeFormModal), "dialog")
+        if isinstance(app.screen, ApprovalModal):
+            await wait_for(pilot, lambda: app.screen.context_loaded, "context")
+        if keys:
+            await pilot.press(*keys)
+        await pilot.pause()
+        await pilot.wait_for_scheduled_animations()
 
     return run_before
+
+
+LONG_ARGS = {f"field_{i:02d}": f"value number {i}" for i in range(48)}  # 50 lines of pretty JSON
+SIZES = {"80x24": (80, 24), "140x40": (140, 40)}
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("case", ["short", "long", "declining"])
+def test_approval_dialog_fits(snap_compare, size, case):
+    """Buttons, fingerprint and the reason field stay visible; only the arguments scroll."""
+    args = LONG_ARGS if case == "long" else None
+    keys = ("n", *"duplicate") if case == "declining" else ()
+    run_before = _open(approval_call(args=args), *keys)
+    assert snap_compare(make_app(FakeBackend()), terminal_size=SIZES[size], run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_input_form_fits(snap_compare, size):
+    assert snap_compare(make_app(FakeBackend()), terminal_size=SIZES[size], run_before=_open(input_call()))
 
 
 def test_approval_modal(snap_compare):

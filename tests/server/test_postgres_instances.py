@@ -71,7 +71,7 @@ async def test_two_instances_share_runs_and_every_console_hears_of_decisions(pg_
                 assert s.status == "suspended"
                 for q in (heard_a, heard_b):
                     got = await next_event(q, lambda e: e["type"] == "suspended")
-                    assert got["run_id"] == s.run_id and got["agent_id"] == "ops"
+                    assert got["runId"] == s.run_id and got["agentId"] == "ops"
                 listed = await cb.agent("ops").list_suspended_runs(thread_id="t-pg")
                 assert [r.run_id for r in listed.runs] == [s.run_id]
                 call_id = s.suspend_payload.tool_call_id
@@ -79,8 +79,8 @@ async def test_two_instances_share_runs_and_every_console_hears_of_decisions(pg_
                 assert await done.text() == 'done: {"deleted": "pg-1"}'
                 for q in (heard_a, heard_b):  # decided through B: A's console hears it too
                     got = await next_event(q, lambda e: e["type"] == "decided")
-                    assert (got["run_id"], got["tool_call_id"], got["decision"]) == (s.run_id, call_id, "approved")
-                    assert (await next_event(q, lambda e: e["type"] == "ended"))["run_id"] == s.run_id
+                    assert (got["runId"], got["toolCallId"], got["decision"]) == (s.run_id, call_id, "approved")
+                    assert (await next_event(q, lambda e: e["type"] == "ended"))["runId"] == s.run_id
                 assert (await ca.agent("ops").list_suspended_runs()).total == 0
         finally:
             for t in listeners:
@@ -100,7 +100,7 @@ async def test_events_on_sqlite_are_polled_behind_the_same_route(servers):
             async with WardenClient(a.url, token=TOKEN) as ca:
                 s = await ca.agent("ops").stream("delete sq-1")
                 await s.consume()
-                assert (await next_event(heard, lambda e: e["type"] == "suspended"))["run_id"] == s.run_id
+                assert (await next_event(heard, lambda e: e["type"] == "suspended"))["runId"] == s.run_id
         finally:
             listener.cancel()
             await asyncio.gather(listener, return_exceptions=True)
@@ -206,7 +206,7 @@ async def test_behind_nginx_a_run_suspended_through_the_proxy_is_approved_throug
                     call_id = s.suspend_payload.tool_call_id
                     done = await client.agent("ops").approve_tool_call(run_id=s.run_id, tool_call_id=call_id)
                     assert await done.text() == f'done: {{"deleted": "px-{i}"}}'
-                    got = await next_event(heard, lambda e, s=s: e["type"] == "decided" and e["run_id"] == s.run_id)
+                    got = await next_event(heard, lambda e, s=s: e["type"] == "decided" and e["runId"] == s.run_id)
                     assert got["decision"] == "approved"
                 assert (await client.agent("ops").list_suspended_runs()).total == 0
         finally:

@@ -14,26 +14,25 @@ from typing import Any
 
 import httpx
 import pytest
-
-schemathesis = pytest.importorskip("schemathesis")
-
-from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-from hypothesis.errors import Unsatisfiable  # noqa: E402
-from schemathesis.checks import not_a_server_error  # noqa: E402
-from schemathesis.generation import GenerationMode  # noqa: E402
-from schemathesis.specs.openapi.checks import (  # noqa: E402
+import schemathesis
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from hypothesis.errors import Unsatisfiable
+from schemathesis.checks import not_a_server_error
+from schemathesis.generation import GenerationMode
+from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     response_schema_conformance,
     status_code_conformance,
 )
 
-from tests.server.helpers import TOKEN, auth  # noqa: E402
-from tests.server.procs import ServerFactory  # noqa: E402
+from tests.server.helpers import TOKEN, auth
+from tests.server.procs import ServerFactory
 
 # Per operation and generation mode; 15 operations x 2 modes x 2 servers. Kept small enough for
 # the whole test to stay well under a minute on a shared two-core machine.
 EXAMPLES = 25
+EVENTS_PATH = "/api/events"
 AGENTS = ["ops", "other", "guarded", "boss"]
 # Messages the test app's model acts on: gated calls, suspensions, a failing model, delegation.
 PROMPTS = ["delete 1", "lookup x", "ask name", "boom", "delegate delete 2", "hi"]
@@ -57,7 +56,9 @@ def test_fuzz_every_operation(live: tuple[str, str | None]) -> None:
     url, token = live
     headers = auth(token) if token else {}
     schema = schemathesis.openapi.from_url(f"{url}/openapi.json", headers=headers, timeout=30)
-    operations = [result.ok() for result in schema.get_all_operations()]
+    # ``GET /api/events`` never ends (a live feed), so it cannot be fuzzed example by example:
+    # ``test_events_stream_matches_its_schema`` checks what it sends against the same document.
+    operations = [r.ok() for r in schema.get_all_operations() if r.ok().label != f"GET {EVENTS_PATH}"]
     # Real pending runs (an approval, a suspension), so run ids are sometimes ones the server knows.
     run_ids: list[str] = []
     with httpx.Client(base_url=url, headers=headers, timeout=60) as client:
@@ -107,3 +108,35 @@ def test_fuzz_every_operation(live: tuple[str, str | None]) -> None:
     print(f"schemathesis: {total} requests over {len(calls)} operations; statuses {sorted(statuses.items())}")
     assert total >= len(operations) * EXAMPLES
     assert not [s for s in statuses if s >= 500]
+
+
+def test_events_stream_matches_its_schema(live: tuple[str, str | None]) -> None:
+    """The live feed's events (read from a real server) validate against the published ``StoreEvent``."""
+    import json
+
+    import jsonschema
+
+    url, token = live
+    headers = auth(token) if token else {}
+    with httpx.Client(base_url=url, headers=headers, timeout=30) as client:
+        spec = client.get("/openapi.json").json()
+        item = spec["paths"][EVENTS_PATH]["get"]["responses"]["200"]["content"]["text/event-stream"]["itemSchema"]
+        data_schema = dict(spec["components"]["schemas"]["StoreEvent"])
+        assert item["properties"]["data"]["contentSchema"] == {"$ref": "#/components/schemas/StoreEvent"}
+        events: list[dict[str, Any]] = []
+        with client.stream("GET", EVENTS_PATH) as resp:
+            assert resp.status_code == 200
+            lines = resp.iter_lines()
+            for line in lines:
+                if not line.startswith("data:"):
+                    continue
+                event = json.loads(line[5:])
+                jsonschema.validate(event, data_schema)
+                events.append(event)
+                if event["type"] == "subscribed":
+                    r = client.post("/api/agents/ops/generate", json={"messages": "delete 9", "threadId": "ev"})
+                    assert r.status_code == 200, r.text
+                if event["type"] == "suspended":
+                    assert set(event) <= {"type", "runId", "toolCallId", "decision", "agentId"}
+                    break
+    assert events[0] == {"type": "subscribed"} and events[-1]["type"] == "suspended"

@@ -7,6 +7,7 @@ from typing import Any
 from rich.text import Text
 
 from agent_core.chunks import Chunk
+from agent_core.decision_context import TranscriptEntry
 from tui.untrusted import safe_text, to_json
 
 STYLES = {
@@ -104,3 +105,61 @@ def render_chunk(chunk: Chunk) -> Text | None:
     if t == "error":
         return _line("✗ error: ", STYLES["error"], safe_text(p.error, "red"))
     return None
+
+
+def render_transcript_entry(entry: TranscriptEntry) -> list[Text]:
+    """Log lines replaying one stored message of a reopened run (sub-agents under their path)."""
+    where = _agent(entry.agent_path)
+    out: list[Text] = []
+    if entry.role == "user":
+        if where:
+            out.append(_line(f"↳{where} asked: ", "dim", safe_text(entry.text, "italic")))
+        else:
+            out.append(_line("you › ", "bold", safe_text(entry.text)))
+    elif entry.role == "assistant":
+        if entry.text.strip():
+            prefix = f"↳{where} " if where else ""
+            out.append(_line(prefix, "dim", safe_text(entry.text, STYLES["assistant"])))
+        for call in entry.tool_calls:
+            out.append(
+                _line(
+                    "→ call ",
+                    STYLES["tool-call"],
+                    safe_text(str(call.get("name")), "bold cyan", multiline=False),
+                    " ",
+                    safe_text(_compact(call.get("args")), STYLES["tool-call"], multiline=False),
+                    Text(where, style="dim"),
+                )
+            )
+    elif entry.role == "tool":
+        name = safe_text(entry.tool_name or "tool", "bold", multiline=False)
+        status = entry.tool_status or "ok"
+        mark, style = {
+            "denied": ("⊘ declined ", STYLES["denied"]),
+            "error": ("✗ ", STYLES["result-error"]),
+        }.get(status, ("✓ ", STYLES["result"]))
+        out.append(_line(mark, style, name, Text(where, style="dim"), " → ", safe_text(_compact(entry.text), style)))
+    return out
+
+
+def render_decision(
+    tool_name: str,
+    agent_path: tuple[str, ...] | list[str],
+    decision: str,
+    actor: str | None,
+    reason: str | None,
+    *,
+    elsewhere: bool = False,
+) -> Text:
+    """The decision trail: ``✔ approved by alice: delete_record`` / ``⊘ declined by bob: … — reason``."""
+    who = actor or "someone"
+    mark, style = ("✔ ", "bold green") if decision == "approved" else ("⊘ ", "bold magenta")
+    verb = {"approved": "approved", "declined": "declined", "resumed": "answered"}.get(decision, decision)
+    head = f"{verb} by {who}" + (" elsewhere" if elsewhere else "") + ": "
+    out = _line(
+        mark + head, style, safe_text(tool_name, "bold", multiline=False), Text(_agent(agent_path), style="dim")
+    )
+    if reason:
+        out.append(" — ", style="dim")
+        out.append_text(safe_text(reason, "magenta"))
+    return out

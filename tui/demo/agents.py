@@ -226,6 +226,18 @@ def build_demo_agents(db_path: str | Path, *, model: LanguageModel | None = None
     return {"ops": ops, "supervisor": supervisor}
 
 
+#: Prompts the offline demo model understands, per demo agent (the console's first screen shows them).
+EXAMPLES: dict[str, tuple[str, ...]] = {
+    "ops": (
+        "delete record abc-123",
+        "refund order ord-1042 for 250",
+        "send an email to ana@example.com saying hello",
+        "what's the weather",
+    ),
+    "supervisor": ("find user 12345",),
+}
+
+
 def build_demo_runtime(db_path: str | Path, *, model: LanguageModel | None = None, **store_options: Any) -> Runtime:
     """The demo agents on the store ``db_path`` names (a SQLite path or a ``postgresql://`` URL)."""
     if not is_postgres_url(db_path):

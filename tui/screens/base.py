@@ -10,6 +10,7 @@ they *tell* it things with messages (``tui.messages``), never by calling its met
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
 from textual.screen import ModalScreen, Screen
@@ -23,6 +24,8 @@ class ConsoleApp(Protocol):
 
     backend: ConsoleBackend
     clock: Callable[[], float]
+    #: wall-clock "now" (UTC), injectable so ages in snapshots are stable.
+    now: Callable[[], datetime]
     #: seconds during which decision keys are ignored after a dialog or the picker opens.
     approval_guard: float
 
@@ -54,3 +57,26 @@ class WardenScreen(WardenScreenMixin, Screen[ResultType]):
 
 class WardenModal(WardenScreenMixin, ModalScreen[ResultType]):
     """A modal dialog of the console."""
+
+    def fit_scroll(self, dialog_id: str, scroll_id: str, natural: int) -> None:
+        """Size the dialog's one scrolling part (``natural`` rows would show it all) to what the
+        terminal leaves after everything else, which stays visible (80x24 and up)."""
+        from textual.widgets import Footer
+
+        if not self.is_attached or not self.query(dialog_id) or not self.query(scroll_id):
+            return  # closed meanwhile
+        dialog = self.query_one(dialog_id)
+        scroll = self.query_one(scroll_id)
+        fixed = (
+            dialog.styles.gutter.height
+            + sum(
+                c.outer_size.height + c.styles.margin.height for c in dialog.children if c is not scroll and c.display
+            )
+            + scroll.styles.margin.height
+        )
+        footers = self.query(Footer)
+        room = self.size.height - (footers.first().outer_size.height if footers else 0) - fixed
+        height = max(3, min(natural + scroll.styles.gutter.height, room))
+        current = scroll.styles.height
+        if current is None or current.value != height:
+            scroll.styles.height = height

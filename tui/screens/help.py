@@ -29,6 +29,18 @@ def bindings_table() -> Table:
     return table
 
 
+RULE = Text.assemble(
+    ("How a decision is taken. ", "bold"),
+    "Single keys, guarded: y approves, n declines (type a reason, enter confirms, esc goes back), "
+    "esc leaves the call pending. Typing never decides: a call that arrives while you type waits in "
+    "the banner and its dialog opens when you stop typing (about 1 s) or with f2; a key pressed right "
+    "after a dialog opens (0.8 s) or as part of a burst of typing (keys under 0.5 s apart) closes the "
+    "dialog back to the banner and goes to the prompt, and so does any typing key the dialog does not "
+    "bind (buttons never take the keyboard focus). The same rule holds in the pending-runs list; "
+    "declining from it, or from the command palette, asks for a reason.\n",
+)
+
+
 class HelpScreen(WardenModal[None]):
     BINDINGS = keymap.HELP
 
@@ -39,6 +51,7 @@ class HelpScreen(WardenModal[None]):
         with Vertical(id="dialog", classes="help"):
             yield Static(Text("Key bindings", style="bold"), id="dialog-title")
             with VerticalScroll():
+                yield Static(RULE, id="decision-rule")
                 yield Static(bindings_table(), id="bindings")
             yield Static(Text("esc / f1 / q to close · ctrl+p opens the command palette", style="dim"))
 

@@ -41,6 +41,8 @@ class PendingPicker(WardenScreen[PendingCall | None]):
         self.calls: dict[str, PendingCall] = {}
         self.loads = 0
         self.opened_at = 0.0
+        #: A key of a burst of typing closed the picker (``tui.typing_guard``).
+        self.bounced = False
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Pending runs", style="bold"), id="picker-title")

@@ -8,6 +8,7 @@ field and the call stays pending until a submission is accepted.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -37,6 +38,7 @@ class FormField:
     description: str = ""
     default: Any = _MISSING
     choices: list[Any] = field(default_factory=list)
+    example: Any = _MISSING
 
 
 def _resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
@@ -82,6 +84,9 @@ def fields_from_schema(schema: dict[str, Any] | None) -> list[FormField]:
                 description=prop.get("description", ""),
                 default=prop.get("default", _MISSING),
                 choices=list(prop.get("enum", [])),
+                example=(prop.get("examples") or [_MISSING])[0]
+                if isinstance(prop.get("examples"), list)
+                else prop.get("example", _MISSING),
             )
         )
     return out
@@ -121,13 +126,34 @@ def errors_by_field(error: Exception) -> tuple[dict[str, str], str]:
 Submit = Callable[[dict[str, Any]], Awaitable[Any]]
 
 
+@dataclass(frozen=True)
+class FormDecline:
+    """The operator declined the call from its form (the tool gets no data; the model gets the reason)."""
+
+    reason: str | None = None
+
+
+def placeholder_of(f: FormField) -> str:
+    """A field's placeholder: an example, else its description, else what to type."""
+    if f.example is not _MISSING:
+        return f"e.g. {f.example}"
+    if f.description:
+        return " ".join(f.description.split())[:80]
+    return {"integer": "a whole number", "number": "a number"}.get(f.kind, f"{f.title}")
+
+
 class ResumeFormModal(WardenModal[Any]):
     """Dismisses with what ``submit`` returned (the resumed stream) or ``None`` (left pending)."""
 
     BINDINGS = keymap.RESUME_FORM
 
-    def __init__(self, call: PendingCall, submit: Submit) -> None:
+    def __init__(self, call: PendingCall, submit: Submit, *, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__(classes="dialog-screen")
+        self.clock = clock
+        self.opened_at = clock()
+        #: A key of a burst of typing closed this form (``tui.typing_guard``).
+        self.bounced = False
+        self.declining = False
         self.call = call
         self.submit = submit
         self.fields = fields_from_schema(call.resume_schema)
@@ -160,13 +186,35 @@ class ResumeFormModal(WardenModal[Any]):
                     yield self._widget_for(f)
                     yield Static("", id=f"error-{f.name}", classes="field-error")
             yield Static("", id="form-error", classes="field-error")
+            yield Input(placeholder="Reason for declining (optional, the model sees it)", id="reason", classes="hidden")
+            yield Static(
+                Text("enter: decline the call with this reason · esc: back to the form", style="dim"),
+                id="reason-help",
+                classes="hidden",
+            )
             with Horizontal(id="buttons"):
-                yield Button(Content("Leave pending  [esc]"), id="leave")
-                yield Button(Content("Submit  [ctrl+s]"), id="submit", variant="primary")
+                yield Button(Content("Leave pending  [esc]"), id="leave", compact=True)
+                yield Button(Content("Decline call  [ctrl+d]"), id="decline", variant="error", compact=True)
+                yield Button(Content("Submit  [ctrl+s]"), id="submit", variant="primary", compact=True)
         yield Footer()
 
     def on_mount(self) -> None:
         self.apply_cursor_blink()
+        self.opened_at = self.clock()
+        for button in self.query(Button):
+            button.can_focus = False  # ctrl+s / ctrl+d / esc decide; a typed space never presses one
+        if self.fields:  # the first field has the focus: the operator types the answer at once
+            self.query_one(f"#field-{self.fields[0].name}").focus()
+        self.call_after_refresh(self._fit)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fit)
+
+    def _fit(self) -> None:
+        """The fields scroll; the question, errors, reason and buttons stay visible (80x24 and up)."""
+        if self.is_attached and self.query("#form-fields"):
+            scroll = self.query_one("#form-fields", VerticalScroll)
+            self.fit_scroll("#dialog", "#form-fields", scroll.virtual_size.height)
 
     def close_as_decided_elsewhere(self) -> bool:
         """Close without submitting (as ``esc``): another process resumed the call, or its run ended.
@@ -200,7 +248,7 @@ class ResumeFormModal(WardenModal[Any]):
             value="" if default is None else str(default),
             type=input_type,
             id=wid,
-            placeholder=f.kind,
+            placeholder=placeholder_of(f),
             select_on_focus=False,
         )
 
@@ -241,6 +289,7 @@ class ResumeFormModal(WardenModal[Any]):
         extra = [f"{k}: {v}" for k, v in per_field.items() if k not in known]
         message = "; ".join([general, *extra]).strip("; ")
         self.query_one("#form-error", Static).update(safe_text("✗ " + message, "bold red") if message else "")
+        self.call_after_refresh(self._fit)
 
     def action_submit(self) -> None:
         if self.stale or self.submitting or self.submitted:
@@ -266,15 +315,60 @@ class ResumeFormModal(WardenModal[Any]):
         self.dismiss(result)
 
     def action_leave(self) -> None:
+        if self.declining:
+            self._set_declining(False)
+            return
         self.dismiss(None)
+
+    def action_decline(self) -> None:
+        if not (self.stale or self.submitting or self.submitted):
+            self._set_declining(True)
+
+    def _set_declining(self, on: bool) -> None:
+        self.declining = on
+        for wid in ("#reason", "#reason-help"):
+            self.query_one(wid).set_class(not on, "hidden")
+        self.query_one("#submit", Button).disabled = on
+        self.query_one("#leave", Button).label = Content("Back  [esc]" if on else "Leave pending  [esc]")
+        self.query_one("#decline", Button).label = Content("Decline  [enter]" if on else "Decline call  [ctrl+d]")
+        self.refresh_bindings()
+        self.call_after_refresh(self._fit)
+        if on:
+            self.query_one("#reason", Input).focus()
+        elif self.fields:
+            self.query_one(f"#field-{self.fields[0].name}").focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """While declining the footer says what enter and esc do."""
+        if action in ("confirm_decline", "back"):
+            return self.declining
+        if action in ("submit", "leave", "decline"):
+            return not self.declining
+        return True
+
+    def action_back(self) -> None:
+        self.action_leave()
+
+    def action_confirm_decline(self) -> None:
+        if self.declining and not self.stale:
+            reason = self.query_one("#reason", Input).value.strip() or None
+            self.dismiss(FormDecline(reason))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.action_submit()
+        if self.declining:
+            self.action_confirm_decline()
+        else:
+            self.action_submit()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         if event.button.id == "submit":
             self.action_submit()
+        elif event.button.id == "decline":
+            if self.declining:
+                self.action_confirm_decline()
+            else:
+                self.action_decline()
         else:
             self.action_leave()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Input, Select, Static
@@ -14,9 +14,10 @@ from tui import keymap
 from tui.backend import GONE, AgentInfo, PendingCall, PendingRun
 from tui.components.chunk_log import ChunkLog
 from tui.components.pending_panel import PendingPanel
-from tui.components.render import render_chunk
+from tui.components.render import render_chunk, render_decision, render_transcript_entry
 from tui.components.status_bar import StatusBar
-from tui.messages import CallsGone, DecisionNeeded, OpenCall, RunRequested
+from tui.context import RunContext
+from tui.messages import CallsGone, DecisionNeeded, OpenCall, ReviewWaiting, RunRequested
 from tui.reconcile import Shown, StoreView, reconcile, runs_to_check
 from tui.screens.base import WardenScreen
 from tui.untrusted import safe_text
@@ -71,6 +72,10 @@ class RunScreen(WardenScreen[None]):
         self._polling = False
         self._hint = HINT
         self._calls_shown: set[tuple[str, str]] = set()
+        #: Calls announced in the banner, waiting for the operator to stop typing or press f2.
+        self.waiting: list[PendingCall] = []
+        #: Runs in which a sub-agent's call was declined here: their delegation result is no success.
+        self._declined_nested: set[str] = set()
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="top-bar"):
@@ -79,6 +84,7 @@ class RunScreen(WardenScreen[None]):
                 options, value=self.agents[0].id if self.agents else Select.NULL, allow_blank=False, id="agent-picker"
             )
             yield Input(placeholder="Ask the agent… (enter to send)", id="prompt")
+        yield Static("", id="waiting-banner", classes="hidden")
         with Horizontal(id="main"):
             yield ChunkLog(id="log", flush_interval=self.flush_interval, max_lines=self.max_log_lines)
             with Vertical(id="side"):
@@ -93,6 +99,7 @@ class RunScreen(WardenScreen[None]):
         status = self.status
         status.store = self.store_label
         self._update_model_label()
+        self.welcome()
         if self.pending_refresh > 0:
             self.poll_pending()
             self.set_interval(self.pending_refresh, self.poll_pending, name="pending-poll")
@@ -128,6 +135,42 @@ class RunScreen(WardenScreen[None]):
         if event.select.id == "agent-picker":
             self._update_model_label()
 
+    def welcome(self) -> None:
+        """What the console is, what to type, how to switch agents, where pending runs are."""
+        log = self.log_view
+        agent = self._agent()
+        log.write_entry(Text("Warden approval console", style="bold"))
+        log.write_entry(
+            Text(
+                "Type a request in the prompt (enter sends it to the selected agent). Sensitive tool "
+                "calls stop before they run and wait for your decision.",
+                style="dim",
+            )
+        )
+        if agent is not None:
+            line = Text("Agent ", style="dim")
+            line.append_text(safe_text(f"{agent.id} · {agent.name}", "bold", multiline=False))
+            if agent.description:
+                line.append(" — ", style="dim")
+                line.append_text(safe_text(agent.description, "dim", multiline=False))
+            log.write_entry(line)
+            for example in agent.examples:
+                log.write_entry(Text.assemble(Text("  try › ", style="dim"), safe_text(example, "cyan")))
+        log.write_entry(
+            Text(
+                "ctrl+t switches agents (or the selector, top left) · pending decisions are listed on the "
+                "right, f2 opens one · ctrl+o lists every pending run in the store · f1 or ? for help",
+                style="dim",
+            )
+        )
+        log.write_entry(
+            Text(
+                "A call that arrives while you type waits in a banner above the log: its dialog opens when "
+                "you stop typing, or with f2; typing never approves or declines anything.",
+                style="dim",
+            )
+        )
+
     # -- input ---------------------------------------------------------------------------------
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id != "prompt":
@@ -140,6 +183,40 @@ class RunScreen(WardenScreen[None]):
         event.input.value = ""
         self.log_view.write_entry(Text.assemble(Text("you › ", style="bold"), safe_text(prompt)))
         self.post_message(RunRequested(agent_id, prompt))
+
+    @property
+    def prompt_text(self) -> str:
+        return self.query_one("#prompt", Input).value
+
+    def type_into_prompt(self, event: events.Key) -> None:
+        """A key bounced off a dialog (``tui.typing_guard``): it goes where the operator was typing."""
+        prompt = self.query_one("#prompt", Input)
+        if event.is_printable and event.character:
+            prompt.insert_text_at_cursor(event.character)
+        elif event.key == "backspace":
+            prompt.action_delete_left()
+        elif event.key == "enter":
+            self.call_later(prompt.action_submit)
+        self.call_after_refresh(prompt.focus)
+
+    def show_waiting(self, calls: list[PendingCall]) -> None:
+        """The banner: calls waiting for a decision whose dialog has not opened (the operator types)."""
+        self.waiting = list(calls)
+        banner = self.query_one("#waiting-banner", Static)
+        if not calls:
+            banner.add_class("hidden")
+            banner.update("")
+            return
+        first = calls[0]
+        what = "approval" if first.kind == "approval" else "input"
+        text = Text("◆ ", style="bold black on yellow")
+        text.append_text(safe_text(first.tool_name, "bold", multiline=False))
+        text.append(f" waits for your {what}")
+        if len(calls) > 1:
+            text.append(f" (+{len(calls) - 1} more)")
+        text.append(" — f2 to review; it opens when you stop typing", style="italic")
+        banner.update(text)
+        banner.remove_class("hidden")
 
     # -- chunks --------------------------------------------------------------------------------
     def handle_chunk(self, chunk: Chunk) -> None:
@@ -163,6 +240,16 @@ class RunScreen(WardenScreen[None]):
             if key in self._calls_shown:
                 return
             self._calls_shown.add(key)
+        if chunk.type == "tool-result" and chunk.run_id in self._declined_nested:
+            p = chunk.payload
+            if p.tool_name.startswith("agent-"):  # type: ignore[union-attr]
+                self.pending.remove_call(chunk.run_id, p.tool_call_id)  # type: ignore[union-attr]
+                line = Text("⊘ ", style="bold magenta")
+                line.append_text(safe_text(p.tool_name, "bold magenta", multiline=False))  # type: ignore[union-attr]
+                line.append(" (a call inside it was declined) → ", style="magenta")
+                line.append_text(safe_text(str(p.result), "magenta"))  # type: ignore[union-attr]
+                log.write_entry(line)
+                return
         if chunk.type in ("tool-result", "tool-output-denied", "tool-error"):
             self.pending.remove_call(chunk.run_id, chunk.payload.tool_call_id)  # type: ignore[union-attr]
         if chunk.type == "start":
@@ -178,6 +265,29 @@ class RunScreen(WardenScreen[None]):
             label.append_text(safe_text(call.tool_name, "bold yellow", multiline=False))
             label.append(f"  run {call.run_id}", style="yellow")
             self.log_view.write_entry(label)
+
+    def log_decision(
+        self, call: PendingCall, decision: str, actor: str | None, reason: str | None, *, elsewhere: bool = False
+    ) -> None:
+        """The decision trail: who approved or declined what (here, or elsewhere)."""
+        self.log_view.write_entry(
+            render_decision(call.tool_name, call.agent_path, decision, actor, reason, elsewhere=elsewhere)
+        )
+        if decision == "declined" and len(call.agent_path) > 1:
+            self._declined_nested.add(call.run_id)
+
+    def replay(self, context: RunContext) -> None:
+        """A run reopened from the store: its stored conversation, before its dialog opens."""
+        if not context.transcript:
+            return
+        log = self.log_view
+        log.write_entry(Text(f"── stored conversation of run {context.run_id} ──", style="dim"))
+        for entry in context.transcript:
+            for line in render_transcript_entry(entry):
+                log.write_entry(line)
+            if not entry.agent_path or len(entry.agent_path) == 1:
+                # the resumed stream repeats the calls of its step: they are shown already
+                self._calls_shown.update((context.run_id, str(c.get("id"))) for c in entry.tool_calls)
 
     def run_ended(self, run_id: str, status: str | None) -> None:
         self.status.run_state = f"{status or 'ended'} {run_id[:8]}"
@@ -252,6 +362,9 @@ class RunScreen(WardenScreen[None]):
 
     # -- actions -------------------------------------------------------------------------------
     def action_decide_focused(self) -> None:
+        if self.waiting:
+            self.post_message(ReviewWaiting())
+            return
         call = self.pending.focused_call
         if call is not None:
             self.post_message(OpenCall(call))

@@ -1,0 +1,265 @@
+"""An MCP server in front of an upstream MCP server: gated calls wait for a Warden decision.
+
+The proxy holds a ``Runtime`` over the Warden store with one agent, ``mcp:<upstream name>``,
+whose tools are the upstream's (``agent_core.mcp_tools``) and whose model is a
+``FunctionModel`` that emits exactly the call the MCP client asked for. A gated call
+suspends that run like any other (same fingerprint, same audit, listed by the console,
+``warden runs list`` and the HTTP API). Its runs carry ``request_context["warden_handover"]``:
+a process that does not host the agent (the console, ``warden runs approve``, another
+server) only *records* the decision (compare-and-set, audit) under a handover lease; the
+proxy, which polls its waiting call, adopts that lease and applies the decision here,
+where the upstream connection lives (``Runtime.adopt``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agent_core import Agent, Runtime
+from agent_core.decisions import HANDOVER_KEY
+from agent_core.errors import WardenError
+from agent_core.mcp import McpTools
+from agent_core.models import FunctionModel, Message, ModelRequestInfo, ModelResponse, ToolCall
+from storage.base import Store
+
+#: the reason recorded when the MCP client cancels a call that waits for a decision.
+CANCELLED_REASON = "cancelled by the MCP client"
+#: the reason recorded when a restarted proxy declines the calls its dead predecessor left waiting.
+ORPHANED_REASON = "the MCP proxy that received this call stopped; the MCP client's request is gone"
+#: told to the MCP client when its call is declined.
+DECLINED_PREFIX = "Warden: the operator declined this tool call"
+
+
+class McpProxy:
+    """``async with McpProxy(upstream, store) as proxy``: connects the upstream, opens the runtime.
+
+    ``proxy.server`` is the MCP server (the SDK's low-level ``Server``) to run over stdio or HTTP.
+    """
+
+    def __init__(
+        self,
+        upstream: str | Sequence[str],
+        store: Store,
+        *,
+        name: str | None = None,
+        require_approval: bool | Mapping[str, bool] | None = None,
+        poll_seconds: float = 0.2,
+        progress_seconds: float = 5.0,
+        lease_seconds: float = 30.0,
+        actor: str | None = None,
+    ) -> None:
+        self.tools = McpTools(upstream, require_approval=require_approval)
+        #: the upstream's raw results, by tool call id, until returned to the MCP client
+        self._raw: dict[str, Any] = {}
+        self.tools.raw_results = self._raw
+        self.store = store
+        self.name = name
+        self.poll_seconds = poll_seconds
+        self.progress_seconds = progress_seconds
+        self.lease_seconds = lease_seconds
+        self.actor = actor
+        self.agent: Agent | None = None
+        self.runtime: Runtime | None = None
+        self.server: Any = None
+        #: how many calls of a stopped proxy were declined at start (``decline_orphans``)
+        self.orphans_declined = 0
+
+    @property
+    def agent_id(self) -> str:
+        return f"mcp:{self.name or self.tools.server_name or 'upstream'}"
+
+    async def __aenter__(self) -> McpProxy:
+        await self.tools.connect()
+        try:
+            self.agent = Agent(
+                id=self.agent_id,
+                name=f"MCP proxy for {self.tools.server_name or self.tools.describe()}",
+                description=f"MCP calls forwarded to {self.tools.describe()}",
+                model=FunctionModel(_replay, model_id="mcp-client"),
+                tools=dict(self.tools),
+            )
+            self.runtime = Runtime(
+                {self.agent.id: self.agent}, self.store, lease_seconds=self.lease_seconds, actor=self.actor
+            )
+            await self.runtime.__aenter__()
+            self.orphans_declined = await self.decline_orphans()
+            self.server = self._build_server()
+        except BaseException:
+            await self.tools.aclose()
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        try:
+            if self.runtime is not None:
+                await self.runtime.aclose()
+        finally:
+            await self.tools.aclose()
+
+    async def decline_orphans(self) -> int:
+        """Decline the waiting calls of this agent left by a proxy process that no longer runs on this host.
+
+        Their MCP client's request died with that process, so nobody could receive a result.
+        Calls of live proxies (another process, same upstream) are left alone. Returns how many.
+        """
+        assert self.runtime is not None
+        declined = 0
+        listing = await self.runtime.list_suspended_runs(agent_id=self.agent_id, per_page=1000)
+        for run in listing.runs:
+            row = await self.store.get_run(run.run_id)
+            try:
+                proxy = json.loads(row.snapshot)["request_context"]["proxy"] if row else None
+            except (ValueError, KeyError, TypeError):
+                continue
+            if not proxy or proxy.get("host") != socket.gethostname() or _alive(proxy.get("pid")):
+                continue
+            for call in run.tool_calls:
+                try:
+                    stream = await self.runtime.decline_tool_call(
+                        run_id=run.run_id, tool_call_id=call.tool_call_id, reason=ORPHANED_REASON
+                    )
+                except WardenError:
+                    continue
+                await stream.wait()
+                declined += 1
+        return declined
+
+    # -- the MCP server ----------------------------------------------------------------------
+    def _build_server(self) -> Any:
+        from mcp.server.lowlevel import Server
+
+        async def list_tools(ctx: Any, params: Any) -> Any:
+            import mcp.types as types
+
+            return types.ListToolsResult(tools=list(self.tools.mcp_tools.values()))
+
+        async def call_tool(ctx: Any, params: Any) -> Any:
+            return await self.call(params.name, dict(params.arguments or {}), ctx=ctx)
+
+        return Server(
+            self.tools.server_name or "warden-mcp-proxy",
+            instructions="Tool calls may wait for a human's approval in Warden.",
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+        )
+
+    async def call(self, name: str, arguments: dict[str, Any], *, ctx: Any = None) -> Any:
+        """One MCP ``tools/call``: forwarded at once when not gated, else after a Warden decision."""
+        if name not in self.tools.mcp_tools:
+            return _error(f"unknown tool {name!r}")
+        if not self.tools.gated(name):
+            return await self.tools.call(name, arguments)
+        assert self.agent is not None and self.runtime is not None
+        call_id = f"mcp-{uuid.uuid4().hex[:16]}"
+        request = json.dumps({"tool": name, "arguments": arguments, "tool_call_id": call_id}, ensure_ascii=False)
+        context = {
+            HANDOVER_KEY: True,
+            "mcp_server": self.tools.server_name or self.tools.describe(),
+            "proxy": {"host": socket.gethostname(), "pid": os.getpid()},
+        }
+        stream = await self.agent.stream(request, request_context=context, max_steps=2)
+        outcome = await _outcome(stream, call_id, self._raw)
+        if outcome is not None:  # not gated after all (invalid arguments, an error): answered now
+            return outcome
+        run_id = stream.run_id
+        try:
+            applied = await self._wait(run_id, call_id, ctx)
+        except asyncio.CancelledError:
+            await self._withdraw(run_id, call_id)
+            raise
+        return await _outcome(applied, call_id, self._raw) or _error("Warden: the call ended without a result")
+
+    async def _wait(self, run_id: str, call_id: str, ctx: Any) -> Any:
+        assert self.agent is not None and self.runtime is not None
+        started = last = time.monotonic()
+        while True:
+            stream = await self.runtime.adopt(self.agent, run_id=run_id, tool_call_id=call_id)
+            if stream is not None:
+                return stream
+            now = time.monotonic()
+            if ctx is not None and now - last >= self.progress_seconds:
+                last = now
+                with contextlib.suppress(Exception):  # a client without a progress token: a no-op
+                    await ctx.session.report_progress(round(now - started, 1), message="waiting for approval in Warden")
+            await asyncio.sleep(self.poll_seconds)
+
+    async def _withdraw(self, run_id: str, call_id: str) -> None:
+        """The MCP client cancelled: decline the waiting call (audited), unless it was decided meanwhile."""
+        import anyio
+
+        assert self.agent is not None and self.runtime is not None
+        with anyio.CancelScope(shield=True):
+            stream: Any
+            try:
+                stream = await self.runtime.decline_tool_call(
+                    run_id=run_id, tool_call_id=call_id, reason=CANCELLED_REASON
+                )
+            except WardenError:  # decided elsewhere meanwhile: apply that decision (it was taken)
+                stream = await self.runtime.adopt(self.agent, run_id=run_id, tool_call_id=call_id)
+            if stream is not None:
+                await stream.wait()
+            self._raw.pop(call_id, None)
+
+
+async def _outcome(stream: Any, call_id: str, raw: dict[str, Any]) -> Any:
+    """Read a stream to its end; the MCP result for ``call_id`` (the upstream's own result when the
+    tool ran), or None when the run suspended for approval."""
+    import mcp.types as types
+
+    result: Any = None
+    async for chunk in stream.full_stream:
+        p: Any = chunk.payload
+        if chunk.type == "tool-call-approval":
+            return None
+        if getattr(p, "tool_call_id", None) != call_id:
+            if chunk.type == "error" and result is None:
+                result = _error(f"Warden: {p.error}")
+            continue
+        if chunk.type == "tool-result":
+            result = raw.pop(call_id, None) or types.CallToolResult(
+                content=[types.TextContent(type="text", text=json.dumps(p.result))]
+            )
+        elif chunk.type == "tool-error":
+            result = raw.pop(call_id, None) or _error(str(p.error))
+        elif chunk.type == "tool-output-denied":
+            reason = f": {p.reason}" if p.reason else ""
+            result = _error(f"{DECLINED_PREFIX}{reason}")
+    return result
+
+
+def _alive(pid: Any) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _error(text: str) -> Any:
+    import mcp.types as types
+
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+def _replay(messages: list[Message], info: ModelRequestInfo) -> ModelResponse:
+    """The proxy's model: the MCP client's call, exactly; then done."""
+    if messages and messages[-1].role == "user":
+        request = json.loads(messages[-1].content)
+        return ModelResponse(
+            tool_calls=[ToolCall(id=request["tool_call_id"], name=request["tool"], args=request["arguments"])]
+        )
+    return ModelResponse(text="")
