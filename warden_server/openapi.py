@@ -9,13 +9,15 @@ fuzzes a live server against this document.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import BaseModel
 
 from agent_core import wire
 from agent_core.chunks import Chunk
-from agent_core.views import AuditPage, SuspendedRun, UnreadableRun
+from agent_core.decision_context import CallContext, TranscriptEntry
+from agent_core.views import AuditPage, Grant, SuspendedRun, UnreadableRun
 
 _ERROR_SCHEMA = {
     "type": "object",
@@ -52,8 +54,8 @@ def _errors_for(spec: Any) -> list[str]:
         statuses.append("401")
     if getattr(spec, "role", "viewer") != "viewer":
         statuses.append("403")
-    if "{agentId}" in spec.path or "{runId}" in spec.path or spec.query is not None:
-        statuses.append("404")  # an unknown agent or run (a listing's agentId filter included)
+    if "{" in spec.path or spec.query is not None:
+        statuses.append("404")  # an unknown agent, run or grant (a listing's agentId filter included)
     if spec.query is not None or spec.body is not None:
         statuses.append("422")
     if spec.body is not None:
@@ -118,6 +120,26 @@ def _response_schema(spec: Any, components: dict[str, Any]) -> dict[str, Any]:
             },
         }
         return {"$ref": "#/components/schemas/SuspendedRunList"}
+    if spec.name == "sweep":
+        return {"type": "object", "required": ["expired"], "properties": {"expired": {"type": "integer"}}}
+    if spec.name == "listGrants":
+        grant = _view_schema(Grant, components)
+        return {"type": "object", "required": ["grants"], "properties": {"grants": {"type": "array", "items": grant}}}
+    if spec.name == "createGrant":
+        return _view_schema(Grant, components)
+    if spec.name == "revokeGrant":
+        return {"type": "object", "required": ["revoked"], "properties": {"revoked": {"type": "string"}}}
+    if spec.name == "getRunContext":
+        return {
+            "type": "object",
+            "required": ["runId", "calls", "transcript", "decisions"],
+            "properties": {
+                "runId": {"type": "string"},
+                "calls": {"type": "object", "additionalProperties": _view_schema(CallContext, components)},
+                "transcript": {"type": "array", "items": _view_schema(TranscriptEntry, components)},
+                "decisions": {"type": "array", "items": {"type": "object"}},
+            },
+        }
     if spec.name == "sendToolApproval":
         return {
             "type": "object",
@@ -171,8 +193,9 @@ def build_openapi(routes: list[tuple[Any, Any]]) -> dict[str, Any]:
             qschema = spec.query.model_json_schema(by_alias=True)
             for pname, pschema in qschema.get("properties", {}).items():
                 params.append({"name": pname, "in": "query", "required": False, "schema": _non_null(pschema)})
-        if "{runId}" in spec.path:
-            params.append({"name": "runId", "in": "path", "required": True, "schema": {"type": "string"}})
+        for name in re.findall(r"{(\w+)}", spec.path):
+            if name != "agentId":
+                params.append({"name": name, "in": "path", "required": True, "schema": {"type": "string"}})
         if params:
             op["parameters"] = params
         if spec.body is not None:
