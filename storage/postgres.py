@@ -49,6 +49,33 @@ from storage.records import (
     actionable,
     lease_live,
 )
+from storage.rows import (
+    CALL_COLS as _CALL_COLS,
+)
+from storage.rows import (
+    GRANT_COLS as _GRANT_COLS,
+)
+from storage.rows import (
+    RUN_COLS as _RUN_COLS,
+)
+from storage.rows import (
+    RUN_LIST_COLS as _RUN_LIST_COLS,
+)
+from storage.rows import (
+    call_from_row as _call,
+)
+from storage.rows import (
+    call_params as _call_params,
+)
+from storage.rows import (
+    dumps as _dumps,
+)
+from storage.rows import (
+    grant_from_row as _grant,
+)
+from storage.rows import (
+    run_from_row as _run,
+)
 
 T = TypeVar("T")
 
@@ -206,19 +233,7 @@ _MIGRATIONS: dict[int, str] = {
     """,
 }
 
-_RUN_COLS = (
-    "run_id, agent_id, thread_id, resource_id, status, snapshot, version, created_at, suspended_at, error, "
-    "lease_owner, lease_until"
-)
-#: the listing never reads snapshot JSON
-_RUN_LIST_COLS = _RUN_COLS.replace("snapshot", "''")
-_CALL_COLS = (
-    "run_id, tool_call_id, tool_name, kind, status, fingerprint, args, suspend_payload, "
-    "resume_schema, agent_path, seq, created_at, started_at, decided_until, decided_by, resume_data, "
-    "expires_at, edited_args"
-)
 _CALL_MARKS = ", ".join(f"${i}" for i in range(1, 19))
-_GRANT_COLS = "id, tool_name, scope, scope_id, agent_id, args_match, expires_at, created_by, created_at"
 _AUDIT_INSERT = (
     f"INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES ({', '.join(f'${i + 1}' for i in range(len(fields(AuditRow))))})"
 )
@@ -231,98 +246,6 @@ async def _append_audit(db: asyncpg.Connection, rows: list[AuditRow]) -> list[Au
     sealed = seal(rows, last[0] if last else 0, last[1] if last else None)
     await db.executemany(_AUDIT_INSERT, [to_db(r) for r in sealed])
     return sealed
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def _json(value: Any, what: str) -> Any:
-    try:
-        return json.loads(value)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{what} is not valid JSON ({exc})") from exc
-
-
-def _run(row: Any) -> RunRow:
-    return RunRow(
-        run_id=row[0],
-        agent_id=row[1],
-        thread_id=row[2],
-        resource_id=row[3],
-        status=row[4],
-        snapshot=row[5],
-        version=row[6],
-        created_at=row[7],
-        suspended_at=row[8],
-        error=row[9],
-        lease_owner=row[10],
-        lease_until=row[11],
-    )
-
-
-def _call(row: Any) -> PendingCallRow:
-    """A pending-call row; a row that cannot be decoded is a ``CorruptRecord`` naming it."""
-    try:
-        return PendingCallRow(
-            run_id=row[0],
-            tool_call_id=row[1],
-            tool_name=row[2],
-            kind=row[3],
-            status=row[4],
-            fingerprint=row[5],
-            args=_json(row[6], "args"),
-            suspend_payload=None if row[7] is None else _json(row[7], "suspend_payload"),
-            resume_schema=None if row[8] is None else _json(row[8], "resume_schema"),
-            agent_path=_json(row[9], "agent_path"),
-            seq=row[10],
-            created_at=row[11],
-            started_at=row[12],
-            decided_until=row[13] or 0.0,
-            decided_by=row[14],
-            resume_data=None if row[15] is None else _json(row[15], "resume_data"),
-            expires_at=row[16],
-            edited_args=None if row[17] is None else _json(row[17], "edited_args"),
-        )
-    except ValueError as exc:
-        raise CorruptRecord(f"pending tool call {row[1]!r} of run {row[0]!r} is stored corrupt: {exc}") from exc
-
-
-def _call_params(c: PendingCallRow) -> tuple:
-    return (
-        c.run_id,
-        c.tool_call_id,
-        c.tool_name,
-        c.kind,
-        c.status,
-        c.fingerprint,
-        _dumps(c.args),
-        None if c.suspend_payload is None else _dumps(c.suspend_payload),
-        None if c.resume_schema is None else _dumps(c.resume_schema),
-        _dumps(c.agent_path),
-        c.seq,
-        float(c.created_at),
-        None if c.started_at is None else float(c.started_at),
-        float(c.decided_until),
-        c.decided_by,
-        None if c.resume_data is None else _dumps(c.resume_data),
-        None if c.expires_at is None else float(c.expires_at),
-        None if c.edited_args is None else _dumps(c.edited_args),
-    )
-
-
-def _grant(row: Any) -> GrantRow:
-    return GrantRow(
-        id=row[0],
-        tool_name=row[1],
-        scope=row[2],
-        scope_id=row[3],
-        agent_id=row[4],
-        args_match=None if row[5] is None else json.loads(row[5]),
-        expires_at=row[6],
-        created_by=row[7],
-        created_at=row[8],
-    )
 
 
 def redact(dsn: str) -> str:
