@@ -11,6 +11,7 @@ log. Pure functions over ``RunState``: no store, no UI.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -189,3 +190,113 @@ def _transcript(state: RunState, out: list[TranscriptEntry], *, from_request: bo
             child = children.get(tc.id or "")
             if child is not None:
                 _transcript(child, out, from_request=False)
+
+
+# -- a whole stored run, for the console, `warden runs show` and GET /api/runs/{runId}/context --
+
+
+@dataclass(frozen=True)
+class DecisionRecord:
+    """One decision of the store's audit log."""
+
+    tool_call_id: str
+    tool_name: str
+    decision: str
+    actor: str | None = None
+    reason: str | None = None
+    decided_at: float | None = None
+
+
+@dataclass(frozen=True)
+class RunContextView:
+    """A stored run as an operator reviews it: each call's context, the conversation, the decisions."""
+
+    run_id: str
+    #: Context of every call of the stored run (pending ones included), by tool call id.
+    calls: dict[str, CallContext] = field(default_factory=dict)
+    transcript: list[TranscriptEntry] = field(default_factory=list)
+    decisions: list[DecisionRecord] = field(default_factory=list)
+
+    def decision_of(self, tool_call_id: str) -> DecisionRecord | None:
+        found = [d for d in self.decisions if d.tool_call_id == tool_call_id]
+        return found[-1] if found else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "runId": self.run_id,
+            "calls": {k: v.model_dump(mode="json", by_alias=True) for k, v in self.calls.items()},
+            "transcript": [t.model_dump(mode="json", by_alias=True) for t in self.transcript],
+            "decisions": [
+                {
+                    "toolCallId": d.tool_call_id,
+                    "toolName": d.tool_name,
+                    "decision": d.decision,
+                    "actor": d.actor,
+                    "reason": d.reason,
+                    "decidedAt": d.decided_at,
+                }
+                for d in self.decisions
+            ],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunContextView:
+        return cls(
+            run_id=data["runId"],
+            calls={k: CallContext.model_validate(v) for k, v in (data.get("calls") or {}).items()},
+            transcript=[TranscriptEntry.model_validate(t) for t in data.get("transcript") or []],
+            decisions=[
+                DecisionRecord(
+                    d.get("toolCallId", ""),
+                    d.get("toolName", ""),
+                    d.get("decision", ""),
+                    d.get("actor"),
+                    d.get("reason"),
+                    d.get("decidedAt"),
+                )
+                for d in data.get("decisions") or []
+            ],
+        )
+
+
+def _call_ids(state: RunState) -> list[str]:
+    out = []
+    for call in state.calls:
+        out.append(call.id)
+        if call.child is not None:
+            out.extend(_call_ids(call.child))
+    return out
+
+
+def describer(runtime: Any) -> DescribeTool:
+    """``(agent_path, tool_name) -> description`` over a runtime's agents (None when unknown)."""
+
+    def describe(agent_path: list[str], tool_name: str) -> str | None:
+        try:
+            owner = runtime.get_agent(agent_path[0]).descendant(agent_path)
+            tool = owner.tools.get(tool_name) if owner else None
+        except Exception:  # an agent or tool this runtime does not know (any more)
+            return None
+        return getattr(tool, "description", None) if tool else None
+
+    return describe
+
+
+async def run_context(runtime: Any, run_id: str) -> RunContextView:
+    """The stored run's context and its decisions (empty parts when the snapshot is gone)."""
+    store = runtime.store
+    audit = await store.audit_log(run_id)
+    decisions = [
+        DecisionRecord(a.tool_call_id, a.tool_name, a.decision, a.actor, a.reason, a.decided_at) for a in audit
+    ]
+    row = await store.get_run(run_id)
+    if row is None or not getattr(row, "snapshot", None):
+        return RunContextView(run_id, decisions=decisions)
+    state = RunState.from_json(row.snapshot, run_id=run_id, store=store.name)
+    describe = describer(runtime)
+    calls: dict[str, CallContext] = {}
+    for call_id in _call_ids(state):
+        ctx = call_context(state, call_id, describe_tool=describe)
+        if ctx is not None:
+            calls[call_id] = ctx
+    return RunContextView(run_id, calls, transcript(state), decisions)
