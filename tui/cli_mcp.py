@@ -32,6 +32,14 @@ def mcp_proxy_command(
     ] = None,
     approve_all: Annotated[bool, typer.Option("--approve-all", help="Every call needs approval")] = False,
     actor: Annotated[str | None, typer.Option("--actor", help="Actor of the proxy's own decisions")] = None,
+    approval_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--approval-timeout",
+            metavar="SECONDS",
+            help="A gated call not decided within SECONDS expires (the tool never runs; the client gets an error)",
+        ),
+    ] = None,
 ) -> None:
     """Serve an upstream MCP server's tools; gated calls wait for a decision in Warden."""
     command = list(ctx.args)
@@ -39,13 +47,26 @@ def mcp_proxy_command(
         fail("mcp-proxy --server is not supported yet: use --db (the same store as the console)", 2)
     if bool(command) == bool(upstream):
         fail("give the upstream MCP server as `-- <command ...>` or as --upstream URL (exactly one)", 2)
+    if approval_timeout is not None and not approval_timeout > 0:
+        fail("--approval-timeout must be a positive number of seconds", 2)
     policy: bool | dict[str, bool] | None = True if approve_all else None
     if not approve_all and (approve or no_approve):
         policy = {**{p: True for p in approve or []}, **{p: False for p in no_approve or []}}
     settings: Settings = merge_settings(ctx, db, None)
     location = db_location(settings)
     try:
-        asyncio.run(_serve(upstream or command, location, name=name, policy=policy, port=port, host=host, actor=actor))
+        asyncio.run(
+            _serve(
+                upstream or command,
+                location,
+                name=name,
+                policy=policy,
+                port=port,
+                host=host,
+                actor=actor,
+                approval_timeout=approval_timeout,
+            )
+        )
     except KeyboardInterrupt:
         pass
 
@@ -59,6 +80,7 @@ async def _serve(
     port: int | None,
     host: str,
     actor: str | None,
+    approval_timeout: float | None,
 ) -> None:
     from pathlib import Path
 
@@ -70,7 +92,14 @@ async def _serve(
     if not is_postgres_url(location):
         Path(location).parent.mkdir(parents=True, exist_ok=True)
     try:
-        proxy = McpProxy(upstream, open_store(location), name=name, require_approval=policy, actor=actor)
+        proxy = McpProxy(
+            upstream,
+            open_store(location),
+            name=name,
+            require_approval=policy,
+            actor=actor,
+            approval_timeout=approval_timeout,
+        )
         async with proxy:
             if port is None:
                 from mcp.server.stdio import stdio_server

@@ -28,6 +28,7 @@ from agent_core.decisions import HANDOVER_KEY
 from agent_core.errors import WardenError
 from agent_core.mcp import McpTools
 from agent_core.models import FunctionModel, Message, ModelRequestInfo, ModelResponse, ToolCall
+from agent_core.stream import AgentStream
 from storage.base import Store
 
 #: the reason recorded when the MCP client cancels a call that waits for a decision.
@@ -36,6 +37,8 @@ CANCELLED_REASON = "cancelled by the MCP client"
 ORPHANED_REASON = "the MCP proxy that received this call stopped; the MCP client's request is gone"
 #: told to the MCP client when its call is declined.
 DECLINED_PREFIX = "Warden: the operator declined this tool call"
+#: told to the MCP client when nobody decided before the deadline (``approval_timeout``).
+EXPIRED_TEXT = "Warden: the approval request expired before anyone decided; the tool was not run"
 
 
 class McpProxy:
@@ -55,6 +58,7 @@ class McpProxy:
         progress_seconds: float = 5.0,
         lease_seconds: float = 30.0,
         actor: str | None = None,
+        approval_timeout: float | None = None,
     ) -> None:
         self.tools = McpTools(upstream, require_approval=require_approval)
         #: the upstream's raw results, by tool call id, until returned to the MCP client
@@ -66,6 +70,8 @@ class McpProxy:
         self.progress_seconds = progress_seconds
         self.lease_seconds = lease_seconds
         self.actor = actor
+        #: seconds a gated call may wait for a decision; then it expires (fail-closed), None: no deadline
+        self.approval_timeout = approval_timeout
         self.agent: Agent | None = None
         self.runtime: Runtime | None = None
         self.server: Any = None
@@ -165,7 +171,8 @@ class McpProxy:
             "mcp_server": self.tools.server_name or self.tools.describe(),
             "proxy": {"host": socket.gethostname(), "pid": os.getpid()},
         }
-        stream = await self.agent.stream(request, request_context=context, max_steps=2)
+        timeout = {"approval_timeout": self.approval_timeout} if self.approval_timeout is not None else {}
+        stream = await self.agent.stream(request, request_context=context, max_steps=2, **timeout)
         outcome = await _outcome(stream, call_id, self._raw)
         if outcome is not None:  # not gated after all (invalid arguments, an error): answered now
             return outcome
@@ -175,21 +182,45 @@ class McpProxy:
         except asyncio.CancelledError:
             await self._withdraw(run_id, call_id)
             raise
+        if not isinstance(applied, AgentStream):
+            return applied  # the run ended elsewhere: the MCP result already
         return await _outcome(applied, call_id, self._raw) or _error("Warden: the call ended without a result")
 
     async def _wait(self, run_id: str, call_id: str, ctx: Any) -> Any:
+        """Poll until a decision on the call can be applied here; the stream that applies it, or the
+        MCP result when the run ended elsewhere (expired by another process's sweep, say).
+
+        Sends an MCP progress notification at once and every ``progress_seconds`` (clients that reset
+        their time-out on progress keep waiting), and expires the call itself once its deadline passed."""
         assert self.agent is not None and self.runtime is not None
-        started = last = time.monotonic()
+        started = time.monotonic()
+        last: float | None = None
+        deadline = next((c.expires_at for c in await self.store.get_calls(run_id) if c.tool_call_id == call_id), None)
         while True:
             stream = await self.runtime.adopt(self.agent, run_id=run_id, tool_call_id=call_id)
             if stream is not None:
                 return stream
+            if await self.store.get_run(run_id) is None:
+                return await self._ended_elsewhere(run_id, call_id)
             now = time.monotonic()
-            if ctx is not None and now - last >= self.progress_seconds:
+            if ctx is not None and (last is None or now - last >= self.progress_seconds):
                 last = now
                 with contextlib.suppress(Exception):  # a client without a progress token: a no-op
                     await ctx.session.report_progress(round(now - started, 1), message="waiting for approval in Warden")
+            if deadline is not None and time.time() > deadline:
+                await self.runtime.sweep()  # fail-closed here, where the agent lives; the next turn sees it
+                continue
             await asyncio.sleep(self.poll_seconds)
+
+    async def _ended_elsewhere(self, run_id: str, call_id: str) -> Any:
+        """The run is gone from the store: the audit trail says how the call ended."""
+        audit = await self.store.audit_log(run_id, call_id)
+        last = audit[-1] if audit else None
+        if last is not None and last.decision == "expired":
+            return _error(EXPIRED_TEXT)
+        if last is not None and last.decision == "declined":
+            return _error(f"{DECLINED_PREFIX}: {last.reason}" if last.reason else DECLINED_PREFIX)
+        return _error("Warden: the call ended without a result")
 
     async def _withdraw(self, run_id: str, call_id: str) -> None:
         """The MCP client cancelled: decline the waiting call (audited), unless it was decided meanwhile."""
@@ -229,6 +260,8 @@ async def _outcome(stream: Any, call_id: str, raw: dict[str, Any]) -> Any:
             )
         elif chunk.type == "tool-error":
             result = raw.pop(call_id, None) or _error(str(p.error))
+        elif chunk.type == "tool-call-expired":
+            result = _error(EXPIRED_TEXT)
         elif chunk.type == "tool-output-denied":
             reason = f": {p.reason}" if p.reason else ""
             result = _error(f"{DECLINED_PREFIX}{reason}")
