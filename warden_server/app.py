@@ -23,7 +23,7 @@ from agent_core import wire
 from agent_core.errors import AgentNotFound, WardenError
 from agent_core.notify import watch_pending
 from agent_core.webhooks import WebhookNotifier
-from warden_server import context_routes, events
+from warden_server import context_routes, events, handover
 from warden_server import errors as E
 from warden_server.limits import InvalidBody, parse_json_body
 from warden_server.middleware import BearerAuthMiddleware, BodySizeLimitMiddleware
@@ -159,7 +159,7 @@ def _guard(handler: Callable[[Request], Awaitable[Response]], role: Role) -> Cal
 
 
 async def _approve(request: Request, method: str) -> Any:
-    _, agent = _agent(request)
+    agent = handover.decider(_runtime(request), request.path_params["agentId"])  # hosted, or hosted elsewhere
     body = await _body(request, ApproveBody)
     edit = {"args": body.args} if body.args is not None else {}
     return await getattr(agent, method)(
@@ -172,7 +172,7 @@ async def _approve(request: Request, method: str) -> Any:
 
 
 async def _decline(request: Request, method: str) -> Any:
-    _, agent = _agent(request)
+    agent = handover.decider(_runtime(request), request.path_params["agentId"])  # hosted, or hosted elsewhere
     body = await _body(request, DeclineBody)
     return await getattr(agent, method)(
         run_id=body.run_id, tool_call_id=body.tool_call_id, reason=body.reason, actor=_actor(request)
@@ -180,7 +180,7 @@ async def _decline(request: Request, method: str) -> Any:
 
 
 async def _resume(request: Request, method: str) -> Any:
-    _, agent = _agent(request)
+    agent = handover.decider(_runtime(request), request.path_params["agentId"])  # hosted, or hosted elsewhere
     body = await _body(request, ResumeBody)
     return await getattr(agent, method)(
         body.resume_data, run_id=body.run_id, tool_call_id=body.tool_call_id, actor=_actor(request)
@@ -243,7 +243,8 @@ async def send_tool_approval(request: Request) -> Response:
 
 
 async def suspended_runs(request: Request) -> Response:
-    __, agent = _agent(request)
+    await handover.check_listed(_runtime(request), request.path_params["agentId"])
+    agent = handover.decider(_runtime(request), request.path_params["agentId"])
     q = SuspendedRunsQuery.model_validate(dict(request.query_params))
     result = await agent.list_suspended_runs(
         thread_id=q.thread_id, resource_id=q.resource_id, page=q.page, per_page=q.per_page
@@ -255,7 +256,7 @@ async def all_suspended_runs(request: Request) -> Response:
     q = AllSuspendedRunsQuery.model_validate(dict(request.query_params))
     runtime = _runtime(request)
     if q.agent_id is not None:
-        runtime.get_agent(q.agent_id)  # 404 for an unknown agent rather than an empty list
+        await handover.check_listed(runtime, q.agent_id)  # 404 for an unknown agent rather than an empty list
     result = await runtime.list_suspended_runs(
         agent_id=q.agent_id, thread_id=q.thread_id, resource_id=q.resource_id, page=q.page, per_page=q.per_page
     )

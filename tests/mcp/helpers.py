@@ -88,3 +88,28 @@ def http_proxy(*args: str) -> Iterator[str]:
 
 def text_of(result: Any) -> str:
     return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+@contextlib.contextmanager
+def warden_serve(db: Path, *extra: str) -> Iterator[str]:
+    """``warden serve --db DB --port 0`` in a subprocess (the demo agents: not the proxy's); yields its URL."""
+    from warden_server.cli import READY_PREFIX
+
+    proc = subprocess.Popen(
+        [WARDEN, "serve", "--db", str(db), "--port", "0", *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        url = ""
+        for line in proc.stdout:
+            if line.startswith(READY_PREFIX):
+                url = line[len(READY_PREFIX) :].strip()
+                break
+        assert url, "warden serve did not start"
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(10)
