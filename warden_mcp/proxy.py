@@ -171,8 +171,9 @@ class McpProxy:
             "mcp_server": self.tools.server_name or self.tools.describe(),
             "proxy": {"host": socket.gethostname(), "pid": os.getpid()},
         }
-        timeout = {"approval_timeout": self.approval_timeout} if self.approval_timeout is not None else {}
-        stream = await self.agent.stream(request, request_context=context, max_steps=2, **timeout)
+        stream = await self.agent.stream(
+            request, request_context=context, max_steps=2, approval_timeout=self.approval_timeout
+        )
         outcome = await _outcome(stream, call_id, self._raw)
         if outcome is not None:  # not gated after all (invalid arguments, an error): answered now
             return outcome
