@@ -23,6 +23,8 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import httpx
+
 from agent_core import Agent, Runtime
 from agent_core.decisions import HANDOVER_KEY
 from agent_core.errors import WardenError
@@ -50,8 +52,9 @@ class McpProxy:
     def __init__(
         self,
         upstream: str | Sequence[str],
-        store: Store,
+        store: Store | None = None,
         *,
+        warden: Any = None,
         name: str | None = None,
         require_approval: bool | Mapping[str, bool] | None = None,
         poll_seconds: float = 0.2,
@@ -64,7 +67,11 @@ class McpProxy:
         #: the upstream's raw results, by tool call id, until returned to the MCP client
         self._raw: dict[str, Any] = {}
         self.tools.raw_results = self._raw
-        self.store = store
+        if (store is None) == (warden is None):
+            raise ValueError("McpProxy needs a store (local) or a warden client (a Warden server), not both")
+        self.store: Store = store  # type: ignore[assignment]  # None with a Warden server: unused
+        #: a ``warden_client.WardenClient`` when gated calls wait on a Warden server (``--server``)
+        self.warden = warden
         self.name = name
         self.poll_seconds = poll_seconds
         self.progress_seconds = progress_seconds
@@ -84,6 +91,9 @@ class McpProxy:
 
     async def __aenter__(self) -> McpProxy:
         await self.tools.connect()
+        if self.warden is not None:  # the server holds the store, the runs and the deadlines
+            self.server = self._build_server()
+            return self
         try:
             self.agent = Agent(
                 id=self.agent_id,
@@ -107,6 +117,8 @@ class McpProxy:
         try:
             if self.runtime is not None:
                 await self.runtime.aclose()
+            if self.warden is not None:
+                await self.warden.aclose()
         finally:
             await self.tools.aclose()
 
@@ -163,6 +175,8 @@ class McpProxy:
             return _error(f"unknown tool {name!r}")
         if not self.tools.gated(name):
             return await self.tools.call(name, arguments)
+        if self.warden is not None:
+            return await self._call_remote(name, arguments, ctx)
         assert self.agent is not None and self.runtime is not None
         call_id = f"mcp-{uuid.uuid4().hex[:16]}"
         request = json.dumps({"tool": name, "arguments": arguments, "tool_call_id": call_id}, ensure_ascii=False)
@@ -222,6 +236,78 @@ class McpProxy:
         if last is not None and last.decision == "declined":
             return _error(f"{DECLINED_PREFIX}: {last.reason}" if last.reason else DECLINED_PREFIX)
         return _error("Warden: the call ended without a result")
+
+    # -- gated calls through a Warden server (``--server``; warden_server.external) --------------
+    async def _call_remote(self, name: str, arguments: dict[str, Any], ctx: Any) -> Any:
+        spec = self.tools.mcp_tools[name]
+        tool = spec.model_dump(by_alias=True, mode="json", exclude_none=True)
+        state = await self.warden.register_mcp_call(
+            self.agent_id,
+            tool,
+            arguments,
+            approval_timeout=self.approval_timeout,
+            server=self.tools.server_name or self.tools.describe(),
+        )
+        call_id, secret = state["toolCallId"], state["secret"]
+        try:
+            state = await self._poll_remote(state, call_id, secret, ctx)
+        except asyncio.CancelledError:
+            import anyio
+
+            with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+                await self.warden.withdraw_mcp_call(call_id, secret)
+            raise
+        status = state["status"]
+        if status == "execute":
+            return await self._execute_remote(name, state, secret)
+        if status == "declined":
+            return _error(f"{DECLINED_PREFIX}: {state['reason']}" if state.get("reason") else DECLINED_PREFIX)
+        if status == "expired":
+            return _error(EXPIRED_TEXT)
+        return _error(f"Warden: {state.get('error') or 'the call ended without a result'}")
+
+    async def _poll_remote(self, state: dict[str, Any], call_id: str, secret: str, ctx: Any) -> dict[str, Any]:
+        """Poll the server until the call is no longer pending (progress notifications meanwhile)."""
+        started = time.monotonic()
+        last: float | None = None
+        while state["status"] == "pending":
+            now = time.monotonic()
+            if ctx is not None and (last is None or now - last >= self.progress_seconds):
+                last = now
+                with contextlib.suppress(Exception):
+                    await ctx.session.report_progress(round(now - started, 1), message="waiting for approval in Warden")
+            await asyncio.sleep(self.poll_seconds)
+            try:
+                state = await self.warden.poll_mcp_call(call_id, secret)
+            except WardenError as error:  # the server lost the call (it restarted): nothing ran
+                return {"status": "error", "error": f"the Warden server lost this call ({error}); nothing ran"}
+            except httpx.TransportError:
+                continue  # the server is unreachable for now: keep asking
+        return state
+
+    async def _execute_remote(self, name: str, state: dict[str, Any], secret: str) -> Any:
+        """Approved on the server: run the upstream tool with the arguments it approved, post its result."""
+        call_id = state["toolCallId"]
+
+        async def keep_alive() -> None:  # the server withdraws calls nobody polls
+            while True:
+                await asyncio.sleep(self.poll_seconds * 5)
+                with contextlib.suppress(Exception):
+                    await self.warden.poll_mcp_call(call_id, secret)
+
+        alive = asyncio.get_running_loop().create_task(keep_alive())
+        try:
+            try:
+                raw = await self.tools.call(name, state.get("args") or {})
+            except Exception as error:  # the upstream went away: the MCP client and the server are told
+                raw = _error(f"Warden: the upstream call failed: {type(error).__name__}: {error}")
+        finally:
+            alive.cancel()
+        with contextlib.suppress(Exception):  # the client gets the result even if the server is gone
+            await self.warden.complete_mcp_call(
+                call_id, secret, raw.model_dump(by_alias=True, mode="json", exclude_none=True)
+            )
+        return raw
 
     async def _withdraw(self, run_id: str, call_id: str) -> None:
         """The MCP client cancelled: decline the waiting call (audited), unless it was decided meanwhile."""

@@ -48,9 +48,11 @@ class HandoverAgent:
     path's agent id means what it says; otherwise ``AgentNotFound`` (404), nothing recorded.
     """
 
-    def __init__(self, runtime: Any, agent_id: str) -> None:
+    def __init__(self, runtime: Any, agent_id: str, external: Any = None) -> None:
         self.runtime = runtime
         self.id = agent_id
+        #: ``warden_server.external.ExternalCalls``: knows the tools of calls a remote proxy registered here
+        self.external = external
 
     async def _check(self, run_id: str) -> None:
         run = await self.runtime.store.get_run(run_id)
@@ -61,6 +63,9 @@ class HandoverAgent:
 
     async def approve_tool_call(self, *, run_id: str, actor: str | None = None, **kw: Any) -> AgentStream:
         await self._check(run_id)
+        agent = self.external.agent_of_run(run_id) if self.external is not None else None
+        if agent is not None:  # an external call of this process: edited arguments are validated here
+            return _accepted(await self.runtime.decide(_Recorder(agent), "approve", run_id=run_id, actor=actor, **kw))
         return _accepted(await self.runtime.approve_tool_call(run_id=run_id, actor=actor, **kw))
 
     async def decline_tool_call(self, *, run_id: str, actor: str | None = None, **kw: Any) -> AgentStream:
@@ -100,12 +105,27 @@ async def check_listed(runtime: Any, agent_id: str) -> None:
     raise not_hosted(agent_id)
 
 
-def decider(runtime: Any, agent_id: str) -> Any:
+def decider(runtime: Any, agent_id: str, external: Any = None) -> Any:
     """The hosted agent ``agent_id``, else a ``HandoverAgent`` for it (which checks each run)."""
     try:
         return runtime.get_agent(agent_id)
     except AgentNotFound:
-        return HandoverAgent(runtime, agent_id)
+        return HandoverAgent(runtime, agent_id, external)
+
+
+class _Recorder:
+    """Records a decision for the agent's host (``remote``) with the agent's tools at hand, so the
+    edited arguments of an approval are validated against the tool's schema before anything is stored."""
+
+    remote = True
+    delegates: dict[str, Any] = {}
+
+    def __init__(self, agent: Any) -> None:
+        self.id = agent.id
+        self.tools = agent.tools
+
+    def descendant(self, agent_path: Any) -> Any:
+        return self if list(agent_path or []) == [self.id] else None
 
 
 def _accepted(stream: AgentStream) -> AgentStream:
