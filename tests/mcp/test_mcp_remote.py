@@ -14,8 +14,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import Client, StdioServerParameters
 
+from agent_core.errors import InvalidRequest, SnapshotNotFound
 from storage import open_store
 from storage.records import GrantRow
 from tests.mcp.helpers import AGENT, GUARD_SECONDS, UPSTREAM, WARDEN, pending, read_log, text_of, warden_serve
@@ -123,6 +125,34 @@ async def test_deadline_cancellation_and_grant_through_the_server(tmp_path: Path
     try:
         decisions = [a.decision for a in await store.audit_log()]
         assert decisions[:2] == ["expired", "declined"] and len(decisions) == 3  # the grant's entry
+        assert (await store.list_suspended())[1] == 0
+    finally:
+        await store.aclose()
+
+
+async def test_external_call_routes_refuse_bad_requests_and_change_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "w.db"
+    tool = {"name": "delete_file", "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}}
+    with warden_serve(db, "--token", TOKEN) as url:
+        async with WardenClient(url, TOKEN) as warden:
+            with pytest.raises(InvalidRequest):  # not an mcp:<name> agent id
+                await warden.register_mcp_call("ops", tool, {"path": "x"})
+            with pytest.raises(InvalidRequest):  # a tool schema that is no JSON Schema
+                await warden.register_mcp_call(AGENT, {"name": "t", "inputSchema": {"type": 12}}, {})
+            bad = await warden.register_mcp_call(AGENT, tool, {"path": 3})  # fails the schema: never pending
+            assert bad["status"] == "error" and "input schema" in bad["error"]
+            state = await warden.register_mcp_call(AGENT, tool, {"path": "x"})
+            assert state["status"] == "pending" and state["fingerprint"]
+            with pytest.raises(SnapshotNotFound):  # another secret: not this caller's call
+                await warden.poll_mcp_call(state["toolCallId"], "not-the-secret")
+            with pytest.raises(InvalidRequest):  # no result before a decision
+                await warden.complete_mcp_call(state["toolCallId"], state["secret"], {"content": []})
+            assert (await warden.poll_mcp_call(state["toolCallId"], state["secret"]))["status"] == "pending"
+            withdrawn = await warden.withdraw_mcp_call(state["toolCallId"], state["secret"])
+            assert withdrawn["status"] == "declined" and withdrawn["reason"] == "cancelled by the MCP client"
+    store = open_store(db)
+    try:
+        assert [a.decision for a in await store.audit_log()] == ["declined"]
         assert (await store.list_suspended())[1] == 0
     finally:
         await store.aclose()
