@@ -68,7 +68,7 @@ class McpProxy:
         self._raw: dict[str, Any] = {}
         self.tools.raw_results = self._raw
         if (store is None) == (warden is None):
-            raise ValueError("McpProxy needs a store (local) or a warden client (a Warden server), not both")
+            raise ValueError("McpProxy needs exactly one of a store (local) and a warden client (a Warden server)")
         self.store: Store = store  # type: ignore[assignment]  # None with a Warden server: unused
         #: a ``warden_client.WardenClient`` when gated calls wait on a Warden server (``--server``)
         self.warden = warden
@@ -224,7 +224,6 @@ class McpProxy:
                     await ctx.session.report_progress(round(now - started, 1), message="waiting for approval in Warden")
             if deadline is not None and time.time() > deadline:
                 await self.runtime.sweep()  # fail-closed here, where the agent lives; the next turn sees it
-                continue
             await asyncio.sleep(self.poll_seconds)
 
     async def _ended_elsewhere(self, run_id: str, call_id: str) -> Any:

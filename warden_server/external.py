@@ -31,6 +31,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import jsonschema
 from pydantic import BaseModel
 
 from agent_core import Agent, Runtime
@@ -214,8 +215,6 @@ class ExternalCalls:
 
         schema = tool.get("inputSchema") or {}
         try:
-            import jsonschema
-
             if not isinstance(schema, dict):
                 raise InvalidRequest("tool.inputSchema must be a JSON Schema object")
             jsonschema.validators.validator_for(schema).check_schema(schema)
@@ -292,8 +291,7 @@ class ExternalCalls:
                     call.set("error", error="the call ended without a result")
                 return
             if call.expires_at is not None and time.time() > call.expires_at:
-                await runtime.sweep()
-                continue
+                await runtime.sweep()  # fail-closed; the next turn finds the run ended
             await asyncio.sleep(self.poll_seconds)
 
     async def _decline_orphans(self, agent_id: str) -> None:
