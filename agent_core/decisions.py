@@ -490,7 +490,8 @@ class Decisions:
         if kind == "decline":
             audit = [a for a in await self.store.audit_log(run_id, tool_call_id) if a.decision == "declined"]
             reason = audit[-1].reason if audit else None
-        return AgentStream(run_id, self._apply(agent, kind, call, state, owner, reason, call.resume_data, []))
+        edited = call.edited_args if kind == "approve" else None  # an approval with edited arguments
+        return AgentStream(run_id, self._apply(agent, kind, call, state, owner, reason, call.resume_data, [], edited))
 
     # -- finding the call a decision is about ----------------------------------------------------
     async def run_of_decided(self, run_id: str, tool_call_id: str | None) -> RunRow:

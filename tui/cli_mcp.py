@@ -1,17 +1,20 @@
 """``warden mcp-proxy``: an MCP server in front of an upstream MCP server; gated calls wait for Warden.
 
 ``warden mcp-proxy --db PATH -- <upstream command ...>`` (stdio upstream) or ``--upstream URL``
-(streamable HTTP upstream). Serves MCP over stdio, or streamable HTTP with ``--port``. See docs/mcp.md.
+(streamable HTTP upstream); ``--server URL [--token T]`` instead of ``--db``: gated calls wait on a
+Warden server (``warden serve``) rather than in a local store. Serves MCP over stdio, or streamable
+HTTP with ``--port``. See docs/mcp.md.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated
+import os
+from typing import Annotated, Any
 
 import typer
 
-from tui.cli_common import DbOption, Settings, db_location, fail, merge_settings
+from tui.cli_common import DbOption, Settings, TokenOption, db_location, fail, merge_settings
 
 
 def mcp_proxy_command(
@@ -20,7 +23,10 @@ def mcp_proxy_command(
     upstream: Annotated[
         str | None, typer.Option("--upstream", help="Upstream MCP server URL (streamable HTTP) instead of a command")
     ] = None,
-    server: Annotated[str | None, typer.Option("--server", help="A Warden server URL (not supported yet)")] = None,
+    server: Annotated[
+        str | None, typer.Option("--server", help="A Warden server URL (warden serve) instead of a local --db")
+    ] = None,
+    token: TokenOption = None,
     name: Annotated[str | None, typer.Option("--name", help="Upstream name in the agent id (default: its own)")] = None,
     port: Annotated[int | None, typer.Option("--port", help="Serve streamable HTTP on this port")] = None,
     host: Annotated[str, typer.Option("--host", help="Address for --port")] = "127.0.0.1",
@@ -32,20 +38,45 @@ def mcp_proxy_command(
     ] = None,
     approve_all: Annotated[bool, typer.Option("--approve-all", help="Every call needs approval")] = False,
     actor: Annotated[str | None, typer.Option("--actor", help="Actor of the proxy's own decisions")] = None,
+    approval_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--approval-timeout",
+            metavar="SECONDS",
+            help="A gated call not decided within SECONDS expires (the tool never runs; the client gets an error)",
+        ),
+    ] = None,
 ) -> None:
     """Serve an upstream MCP server's tools; gated calls wait for a decision in Warden."""
     command = list(ctx.args)
-    if server:
-        fail("mcp-proxy --server is not supported yet: use --db (the same store as the console)", 2)
+    if server and db:
+        fail("give --db (a local store) or --server (a Warden server), not both", 2)
     if bool(command) == bool(upstream):
         fail("give the upstream MCP server as `-- <command ...>` or as --upstream URL (exactly one)", 2)
+    if approval_timeout is not None and not approval_timeout > 0:
+        fail("--approval-timeout must be a positive number of seconds", 2)
     policy: bool | dict[str, bool] | None = True if approve_all else None
     if not approve_all and (approve or no_approve):
         policy = {**{p: True for p in approve or []}, **{p: False for p in no_approve or []}}
-    settings: Settings = merge_settings(ctx, db, None)
-    location = db_location(settings)
+    location = ""
+    if not server:
+        settings: Settings = merge_settings(ctx, db, None)
+        location = db_location(settings)
     try:
-        asyncio.run(_serve(upstream or command, location, name=name, policy=policy, port=port, host=host, actor=actor))
+        asyncio.run(
+            _serve(
+                upstream or command,
+                location,
+                name=name,
+                policy=policy,
+                port=port,
+                host=host,
+                actor=actor,
+                approval_timeout=approval_timeout,
+                server=server,
+                token=token if token is not None else os.environ.get("WARDEN_API_TOKEN"),
+            )
+        )
     except KeyboardInterrupt:
         pass
 
@@ -59,6 +90,9 @@ async def _serve(
     port: int | None,
     host: str,
     actor: str | None,
+    approval_timeout: float | None,
+    server: str | None,
+    token: str | None,
 ) -> None:
     from pathlib import Path
 
@@ -67,10 +101,26 @@ async def _serve(
     from storage.urls import is_postgres_url
     from warden_mcp import McpProxy
 
-    if not is_postgres_url(location):
-        Path(location).parent.mkdir(parents=True, exist_ok=True)
+    store: Any = None
+    warden: Any = None
+    if server:
+        from warden_client import WardenClient
+
+        warden = WardenClient(server, token)
+    else:
+        if not is_postgres_url(location):
+            Path(location).parent.mkdir(parents=True, exist_ok=True)
+        store = open_store(location)
     try:
-        proxy = McpProxy(upstream, open_store(location), name=name, require_approval=policy, actor=actor)
+        proxy = McpProxy(
+            upstream,
+            store,
+            warden=warden,
+            name=name,
+            require_approval=policy,
+            actor=actor,
+            approval_timeout=approval_timeout,
+        )
         async with proxy:
             if port is None:
                 from mcp.server.stdio import stdio_server

@@ -417,6 +417,41 @@ class WardenClient:
     async def list_agents(self) -> dict[str, Any]:
         return json_of(await self.http.get(wire.AGENTS))
 
+    # -- external MCP calls (``warden mcp-proxy --server``; see docs/mcp.md) --------------------------
+    async def register_mcp_call(
+        self,
+        agent_id: str,
+        tool: dict[str, Any],
+        arguments: dict[str, Any],
+        *,
+        approval_timeout: float | None = None,
+        server: str | None = None,
+    ) -> dict[str, Any]:
+        """Register a gated MCP call of agent ``mcp:<name>``; its state, with the ``secret`` the other
+        ``*_mcp_call`` methods need (``pending``, ``execute`` when a grant covered it, or ``error``)."""
+        body: dict[str, Any] = {"tool": tool, "arguments": arguments}
+        if approval_timeout is not None:
+            body["approvalTimeout"] = approval_timeout
+        if server is not None:
+            body["server"] = server
+        url = wire.path("/api/mcp/agents/{agentId}/calls", agentId=agent_id)
+        return json_of(await self.http.post(url, json=body))
+
+    async def poll_mcp_call(self, tool_call_id: str, secret: str) -> dict[str, Any]:
+        """An external call's state (``pending``, ``execute`` with ``args``, ``declined``, ``expired``, ...)."""
+        url = wire.path("/api/mcp/calls/{toolCallId}/poll", toolCallId=tool_call_id)
+        return json_of(await self.http.post(url, json={"secret": secret}))
+
+    async def complete_mcp_call(self, tool_call_id: str, secret: str, result: dict[str, Any]) -> dict[str, Any]:
+        """Post the upstream's ``CallToolResult`` (JSON) of a call in state ``execute``; the run ends."""
+        url = wire.path("/api/mcp/calls/{toolCallId}/result", toolCallId=tool_call_id)
+        return json_of(await self.http.post(url, json={"secret": secret, "result": result}))
+
+    async def withdraw_mcp_call(self, tool_call_id: str, secret: str) -> dict[str, Any]:
+        """The MCP client cancelled: decline the call if it still waits (audited)."""
+        url = wire.path("/api/mcp/calls/{toolCallId}/withdraw", toolCallId=tool_call_id)
+        return json_of(await self.http.post(url, json={"secret": secret}))
+
     async def health(self) -> dict[str, Any]:
         return json_of(await self.http.get(wire.HEALTH))
 

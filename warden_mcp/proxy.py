@@ -23,11 +23,14 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import httpx
+
 from agent_core import Agent, Runtime
 from agent_core.decisions import HANDOVER_KEY
 from agent_core.errors import WardenError
 from agent_core.mcp import McpTools
 from agent_core.models import FunctionModel, Message, ModelRequestInfo, ModelResponse, ToolCall
+from agent_core.stream import AgentStream
 from storage.base import Store
 
 #: the reason recorded when the MCP client cancels a call that waits for a decision.
@@ -36,6 +39,8 @@ CANCELLED_REASON = "cancelled by the MCP client"
 ORPHANED_REASON = "the MCP proxy that received this call stopped; the MCP client's request is gone"
 #: told to the MCP client when its call is declined.
 DECLINED_PREFIX = "Warden: the operator declined this tool call"
+#: told to the MCP client when nobody decided before the deadline (``approval_timeout``).
+EXPIRED_TEXT = "Warden: the approval request expired before anyone decided; the tool was not run"
 
 
 class McpProxy:
@@ -47,25 +52,33 @@ class McpProxy:
     def __init__(
         self,
         upstream: str | Sequence[str],
-        store: Store,
+        store: Store | None = None,
         *,
+        warden: Any = None,
         name: str | None = None,
         require_approval: bool | Mapping[str, bool] | None = None,
         poll_seconds: float = 0.2,
         progress_seconds: float = 5.0,
         lease_seconds: float = 30.0,
         actor: str | None = None,
+        approval_timeout: float | None = None,
     ) -> None:
         self.tools = McpTools(upstream, require_approval=require_approval)
         #: the upstream's raw results, by tool call id, until returned to the MCP client
         self._raw: dict[str, Any] = {}
         self.tools.raw_results = self._raw
-        self.store = store
+        if (store is None) == (warden is None):
+            raise ValueError("McpProxy needs exactly one of a store (local) and a warden client (a Warden server)")
+        self.store: Store = store  # type: ignore[assignment]  # None with a Warden server: unused
+        #: a ``warden_client.WardenClient`` when gated calls wait on a Warden server (``--server``)
+        self.warden = warden
         self.name = name
         self.poll_seconds = poll_seconds
         self.progress_seconds = progress_seconds
         self.lease_seconds = lease_seconds
         self.actor = actor
+        #: seconds a gated call may wait for a decision; then it expires (fail-closed), None: no deadline
+        self.approval_timeout = approval_timeout
         self.agent: Agent | None = None
         self.runtime: Runtime | None = None
         self.server: Any = None
@@ -78,6 +91,9 @@ class McpProxy:
 
     async def __aenter__(self) -> McpProxy:
         await self.tools.connect()
+        if self.warden is not None:  # the server holds the store, the runs and the deadlines
+            self.server = self._build_server()
+            return self
         try:
             self.agent = Agent(
                 id=self.agent_id,
@@ -101,6 +117,8 @@ class McpProxy:
         try:
             if self.runtime is not None:
                 await self.runtime.aclose()
+            if self.warden is not None:
+                await self.warden.aclose()
         finally:
             await self.tools.aclose()
 
@@ -157,6 +175,8 @@ class McpProxy:
             return _error(f"unknown tool {name!r}")
         if not self.tools.gated(name):
             return await self.tools.call(name, arguments)
+        if self.warden is not None:
+            return await self._call_remote(name, arguments, ctx)
         assert self.agent is not None and self.runtime is not None
         call_id = f"mcp-{uuid.uuid4().hex[:16]}"
         request = json.dumps({"tool": name, "arguments": arguments, "tool_call_id": call_id}, ensure_ascii=False)
@@ -165,7 +185,9 @@ class McpProxy:
             "mcp_server": self.tools.server_name or self.tools.describe(),
             "proxy": {"host": socket.gethostname(), "pid": os.getpid()},
         }
-        stream = await self.agent.stream(request, request_context=context, max_steps=2)
+        stream = await self.agent.stream(
+            request, request_context=context, max_steps=2, approval_timeout=self.approval_timeout
+        )
         outcome = await _outcome(stream, call_id, self._raw)
         if outcome is not None:  # not gated after all (invalid arguments, an error): answered now
             return outcome
@@ -175,21 +197,116 @@ class McpProxy:
         except asyncio.CancelledError:
             await self._withdraw(run_id, call_id)
             raise
+        if not isinstance(applied, AgentStream):
+            return applied  # the run ended elsewhere: the MCP result already
         return await _outcome(applied, call_id, self._raw) or _error("Warden: the call ended without a result")
 
     async def _wait(self, run_id: str, call_id: str, ctx: Any) -> Any:
+        """Poll until a decision on the call can be applied here; the stream that applies it, or the
+        MCP result when the run ended elsewhere (expired by another process's sweep, say).
+
+        Sends an MCP progress notification at once and every ``progress_seconds`` (clients that reset
+        their time-out on progress keep waiting), and expires the call itself once its deadline passed."""
         assert self.agent is not None and self.runtime is not None
-        started = last = time.monotonic()
+        started = time.monotonic()
+        last: float | None = None
+        deadline = next((c.expires_at for c in await self.store.get_calls(run_id) if c.tool_call_id == call_id), None)
         while True:
             stream = await self.runtime.adopt(self.agent, run_id=run_id, tool_call_id=call_id)
             if stream is not None:
                 return stream
+            if await self.store.get_run(run_id) is None:
+                return await self._ended_elsewhere(run_id, call_id)
             now = time.monotonic()
-            if ctx is not None and now - last >= self.progress_seconds:
+            if ctx is not None and (last is None or now - last >= self.progress_seconds):
                 last = now
                 with contextlib.suppress(Exception):  # a client without a progress token: a no-op
                     await ctx.session.report_progress(round(now - started, 1), message="waiting for approval in Warden")
+            if deadline is not None and time.time() > deadline:
+                await self.runtime.sweep()  # fail-closed here, where the agent lives; the next turn sees it
             await asyncio.sleep(self.poll_seconds)
+
+    async def _ended_elsewhere(self, run_id: str, call_id: str) -> Any:
+        """The run is gone from the store: the audit trail says how the call ended."""
+        audit = await self.store.audit_log(run_id, call_id)
+        last = audit[-1] if audit else None
+        if last is not None and last.decision == "expired":
+            return _error(EXPIRED_TEXT)
+        if last is not None and last.decision == "declined":
+            return _error(f"{DECLINED_PREFIX}: {last.reason}" if last.reason else DECLINED_PREFIX)
+        return _error("Warden: the call ended without a result")
+
+    # -- gated calls through a Warden server (``--server``; warden_server.external) --------------
+    async def _call_remote(self, name: str, arguments: dict[str, Any], ctx: Any) -> Any:
+        spec = self.tools.mcp_tools[name]
+        tool = spec.model_dump(by_alias=True, mode="json", exclude_none=True)
+        state = await self.warden.register_mcp_call(
+            self.agent_id,
+            tool,
+            arguments,
+            approval_timeout=self.approval_timeout,
+            server=self.tools.server_name or self.tools.describe(),
+        )
+        call_id, secret = state["toolCallId"], state["secret"]
+        try:
+            state = await self._poll_remote(state, call_id, secret, ctx)
+        except asyncio.CancelledError:
+            import anyio
+
+            with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+                await self.warden.withdraw_mcp_call(call_id, secret)
+            raise
+        status = state["status"]
+        if status == "execute":
+            return await self._execute_remote(name, state, secret)
+        if status == "declined":
+            return _error(f"{DECLINED_PREFIX}: {state['reason']}" if state.get("reason") else DECLINED_PREFIX)
+        if status == "expired":
+            return _error(EXPIRED_TEXT)
+        return _error(f"Warden: {state.get('error') or 'the call ended without a result'}")
+
+    async def _poll_remote(self, state: dict[str, Any], call_id: str, secret: str, ctx: Any) -> dict[str, Any]:
+        """Poll the server until the call is no longer pending (progress notifications meanwhile)."""
+        started = time.monotonic()
+        last: float | None = None
+        while state["status"] == "pending":
+            now = time.monotonic()
+            if ctx is not None and (last is None or now - last >= self.progress_seconds):
+                last = now
+                with contextlib.suppress(Exception):
+                    await ctx.session.report_progress(round(now - started, 1), message="waiting for approval in Warden")
+            await asyncio.sleep(self.poll_seconds)
+            try:
+                state = await self.warden.poll_mcp_call(call_id, secret)
+            except WardenError as error:  # the server lost the call (it restarted): nothing ran
+                return {"status": "error", "error": f"the Warden server lost this call ({error}); nothing ran"}
+            except httpx.TransportError:
+                continue  # the server is unreachable for now: keep asking
+        return state
+
+    async def _execute_remote(self, name: str, state: dict[str, Any], secret: str) -> Any:
+        """Approved on the server: run the upstream tool with the arguments it approved, post its result."""
+        call_id = state["toolCallId"]
+
+        async def keep_alive() -> None:  # the server withdraws calls nobody polls
+            while True:
+                await asyncio.sleep(self.poll_seconds * 5)
+                with contextlib.suppress(Exception):
+                    await self.warden.poll_mcp_call(call_id, secret)
+
+        alive = asyncio.get_running_loop().create_task(keep_alive())
+        try:
+            try:
+                raw = await self.tools.call(name, state.get("args") or {})
+            except Exception as error:  # the upstream went away: the MCP client and the server are told
+                raw = _error(f"Warden: the upstream call failed: {type(error).__name__}: {error}")
+        finally:
+            alive.cancel()
+        with contextlib.suppress(Exception):  # the client gets the result even if the server is gone
+            await self.warden.complete_mcp_call(
+                call_id, secret, raw.model_dump(by_alias=True, mode="json", exclude_none=True)
+            )
+        return raw
 
     async def _withdraw(self, run_id: str, call_id: str) -> None:
         """The MCP client cancelled: decline the waiting call (audited), unless it was decided meanwhile."""
@@ -229,6 +346,8 @@ async def _outcome(stream: Any, call_id: str, raw: dict[str, Any]) -> Any:
             )
         elif chunk.type == "tool-error":
             result = raw.pop(call_id, None) or _error(str(p.error))
+        elif chunk.type == "tool-call-expired":
+            result = _error(EXPIRED_TEXT)
         elif chunk.type == "tool-output-denied":
             reason = f": {p.reason}" if p.reason else ""
             result = _error(f"{DECLINED_PREFIX}{reason}")

@@ -23,8 +23,9 @@ from agent_core import wire
 from agent_core.errors import AgentNotFound, WardenError
 from agent_core.notify import watch_pending
 from agent_core.webhooks import WebhookNotifier
-from warden_server import context_routes, events
+from warden_server import context_routes, events, external_routes, handover
 from warden_server import errors as E
+from warden_server.external import ExternalCalls
 from warden_server.limits import InvalidBody, parse_json_body
 from warden_server.middleware import BearerAuthMiddleware, BodySizeLimitMiddleware
 from warden_server.schemas import (
@@ -159,7 +160,7 @@ def _guard(handler: Callable[[Request], Awaitable[Response]], role: Role) -> Cal
 
 
 async def _approve(request: Request, method: str) -> Any:
-    _, agent = _agent(request)
+    agent = handover.decider(_runtime(request), request.path_params["agentId"], request.app.state.external)
     body = await _body(request, ApproveBody)
     edit = {"args": body.args} if body.args is not None else {}
     return await getattr(agent, method)(
@@ -172,7 +173,7 @@ async def _approve(request: Request, method: str) -> Any:
 
 
 async def _decline(request: Request, method: str) -> Any:
-    _, agent = _agent(request)
+    agent = handover.decider(_runtime(request), request.path_params["agentId"], request.app.state.external)
     body = await _body(request, DeclineBody)
     return await getattr(agent, method)(
         run_id=body.run_id, tool_call_id=body.tool_call_id, reason=body.reason, actor=_actor(request)
@@ -180,7 +181,7 @@ async def _decline(request: Request, method: str) -> Any:
 
 
 async def _resume(request: Request, method: str) -> Any:
-    _, agent = _agent(request)
+    agent = handover.decider(_runtime(request), request.path_params["agentId"], request.app.state.external)
     body = await _body(request, ResumeBody)
     return await getattr(agent, method)(
         body.resume_data, run_id=body.run_id, tool_call_id=body.tool_call_id, actor=_actor(request)
@@ -243,7 +244,8 @@ async def send_tool_approval(request: Request) -> Response:
 
 
 async def suspended_runs(request: Request) -> Response:
-    __, agent = _agent(request)
+    await handover.check_listed(_runtime(request), request.path_params["agentId"])
+    agent = handover.decider(_runtime(request), request.path_params["agentId"])
     q = SuspendedRunsQuery.model_validate(dict(request.query_params))
     result = await agent.list_suspended_runs(
         thread_id=q.thread_id, resource_id=q.resource_id, page=q.page, per_page=q.per_page
@@ -255,7 +257,7 @@ async def all_suspended_runs(request: Request) -> Response:
     q = AllSuspendedRunsQuery.model_validate(dict(request.query_params))
     runtime = _runtime(request)
     if q.agent_id is not None:
-        runtime.get_agent(q.agent_id)  # 404 for an unknown agent rather than an empty list
+        await handover.check_listed(runtime, q.agent_id)  # 404 for an unknown agent rather than an empty list
     result = await runtime.list_suspended_runs(
         agent_id=q.agent_id, thread_id=q.thread_id, resource_id=q.resource_id, page=q.page, per_page=q.per_page
     )
@@ -481,6 +483,7 @@ ROUTES: list[tuple[RouteSpec, Callable[[Request], Awaitable[Response]]]] = [
         suspended_runs,
     ),
 ]
+ROUTES += external_routes.routes(RouteSpec)  # warden mcp-proxy --server (warden_server.external)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -597,6 +600,7 @@ def create_app(
                 yield
             finally:
                 recovering.cancel()
+                await app.state.external.aclose()
                 if watching is not None:
                     watching.cancel()
                 await _drain(app.state.stream_pumps)
@@ -634,6 +638,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.runtime = runtime
+    app.state.external = ExternalCalls(runtime)
     app.state.stream_pumps = set()
     app.state.auth_required = tokens is not None
     app.state.secrets = _store_secrets(runtime)

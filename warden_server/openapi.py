@@ -18,6 +18,7 @@ from agent_core import wire
 from agent_core.chunks import Chunk
 from agent_core.decision_context import CallContext, TranscriptEntry
 from agent_core.views import AuditPage, Grant, SuspendedRun, UnreadableRun
+from warden_server import external_routes
 
 _ERROR_SCHEMA = {
     "type": "object",
@@ -89,6 +90,8 @@ def _response_schema(spec: Any, components: dict[str, Any]) -> dict[str, Any]:
     """The JSON answer of a route, as far as the wire encoding fixes it (see ``agent_core.wire``)."""
     if spec.name == "health":
         return {"type": "object", "required": ["status"], "properties": {"status": {"type": "string"}}}
+    if spec.name in external_routes.RESPONSES:
+        return external_routes.RESPONSES[spec.name]
     if spec.name == "openapi":
         return {"type": "object", "required": ["openapi", "paths"]}
     if spec.name == "listAgents":

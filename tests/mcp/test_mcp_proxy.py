@@ -18,69 +18,34 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
 from agent_core import Agent, Runtime, mcp_tools
 from agent_core.models import FunctionModel, ModelResponse, ToolCall
 from storage import open_store
-
-UPSTREAM = str(Path(__file__).with_name("upstream_server.py"))
-WARDEN = str(Path(sys.executable).with_name("warden"))
-AGENT = "mcp:files-upstream"
-
-
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _log(path: Path) -> list[str]:
-    return path.read_text().splitlines() if path.exists() else []
-
-
-async def _pending(db: Path, timeout: float = 20.0) -> Any:
-    """The first pending run of the proxy's agent, as listed by a fresh store (another reader)."""
-    store = open_store(db)
-    try:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            rows, _ = await store.list_suspended(agent_id=AGENT)
-            if rows:
-                return rows[0]
-            await asyncio.sleep(0.1)
-    finally:
-        await store.aclose()
-    raise AssertionError("no pending MCP call appeared in the store")
-
-
-async def _warden(*args: str) -> str:
-    proc = await asyncio.create_subprocess_exec(WARDEN, *args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out, err = await proc.communicate()
-    assert proc.returncode == 0, (out, err)
-    return out.decode()
-
-
-def _proxy(db: Path, log: Path, *extra: str) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=WARDEN, args=["mcp-proxy", "--db", str(db), *extra, "--", sys.executable, UPSTREAM, str(log)]
-    )
-
-
-def _text(result: Any) -> str:
-    return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+from tests.mcp.helpers import (
+    AGENT,
+    UPSTREAM,
+    WARDEN,
+    free_port,
+    pending,
+    read_log,
+    stdio_proxy,
+    text_of,
+    warden,
+)
 
 
 async def test_proxy_lists_upstream_tools_and_read_only_passes_ungated(tmp_path: Path) -> None:
     db, log = tmp_path / "w.db", tmp_path / "log"
-    async with Client(_proxy(db, log)) as client:
+    async with Client(stdio_proxy(db, log)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert set(tools) == {"list_files", "delete_file", "write_note", "fail"}
         assert tools["list_files"].annotations.read_only_hint is True
         result = await asyncio.wait_for(client.call_tool("list_files", {"prefix": "a"}), 20)
         assert result.structured_content == {"result": ["a.txt"]}
         failed = await asyncio.wait_for(client.call_tool("fail", {"message": "boom"}), 20)
-        assert failed.is_error and "boom" in _text(failed)
+        assert failed.is_error and "boom" in text_of(failed)
     store = open_store(db)
     assert (await store.list_suspended())[1] == 0
     assert await store.audit_log() == []
@@ -89,20 +54,20 @@ async def test_proxy_lists_upstream_tools_and_read_only_passes_ungated(tmp_path:
 
 async def test_proxy_gated_call_approved_from_the_cli(tmp_path: Path) -> None:
     db, log = tmp_path / "w.db", tmp_path / "log"
-    async with Client(_proxy(db, log)) as client:
+    async with Client(stdio_proxy(db, log)) as client:
         call = asyncio.create_task(client.call_tool("delete_file", {"path": "a.txt"}))
-        row = await _pending(db)
-        assert not call.done() and _log(log) == []
-        pending = row.calls[0]
-        assert pending.tool_name == "delete_file" and pending.args == {"path": "a.txt"}
-        assert pending.agent_path == [AGENT]
-        shown = await _warden("runs", "show", row.run.run_id, "--db", str(db))
+        row = await pending(db)
+        assert not call.done() and read_log(log) == []
+        waiting = row.calls[0]
+        assert waiting.tool_name == "delete_file" and waiting.args == {"path": "a.txt"}
+        assert waiting.agent_path == [AGENT]
+        shown = await warden("runs", "show", row.run.run_id, "--db", str(db))
         assert "delete_file" in shown and AGENT in shown
-        await _warden("runs", "approve", row.run.run_id, "--db", str(db), "--fingerprint", pending.fingerprint)
+        await warden("runs", "approve", row.run.run_id, "--db", str(db), "--fingerprint", waiting.fingerprint)
         result = await asyncio.wait_for(call, 20)
     assert not result.is_error
     assert result.structured_content == {"result": "deleted a.txt"}
-    assert _log(log) == ["deleted a.txt"]
+    assert read_log(log) == ["deleted a.txt"]
     store = open_store(db)
     audit = await store.audit_log(row.run.run_id)
     assert [a.decision for a in audit] == ["approved"]
@@ -112,21 +77,21 @@ async def test_proxy_gated_call_approved_from_the_cli(tmp_path: Path) -> None:
 
 async def test_proxy_gated_call_declined(tmp_path: Path) -> None:
     db, log = tmp_path / "w.db", tmp_path / "log"
-    async with Client(_proxy(db, log)) as client:
+    async with Client(stdio_proxy(db, log)) as client:
         call = asyncio.create_task(client.call_tool("write_note", {"text": "hi"}))
-        row = await _pending(db)
-        await _warden("runs", "decline", row.run.run_id, "--db", str(db), "--reason", "not today")
+        row = await pending(db)
+        await warden("runs", "decline", row.run.run_id, "--db", str(db), "--reason", "not today")
         result = await asyncio.wait_for(call, 20)
     assert result.is_error
-    assert "declined" in _text(result) and "not today" in _text(result)
-    assert _log(log) == []
+    assert "declined" in text_of(result) and "not today" in text_of(result)
+    assert read_log(log) == []
 
 
 async def test_proxy_invalid_arguments_never_reach_the_store(tmp_path: Path) -> None:
     db, log = tmp_path / "w.db", tmp_path / "log"
-    async with Client(_proxy(db, log)) as client:
+    async with Client(stdio_proxy(db, log)) as client:
         result = await asyncio.wait_for(client.call_tool("write_note", {"count": "many"}), 20)
-    assert result.is_error and "input schema" in _text(result)
+    assert result.is_error and "input schema" in text_of(result)
     store = open_store(db)
     assert (await store.list_suspended())[1] == 0
     await store.aclose()
@@ -134,9 +99,9 @@ async def test_proxy_invalid_arguments_never_reach_the_store(tmp_path: Path) -> 
 
 async def test_proxy_client_cancellation_withdraws_the_call(tmp_path: Path) -> None:
     db, log = tmp_path / "w.db", tmp_path / "log"
-    async with Client(_proxy(db, log)) as client:
+    async with Client(stdio_proxy(db, log)) as client:
         call = asyncio.create_task(client.call_tool("delete_file", {"path": "b.txt"}))
-        row = await _pending(db)
+        row = await pending(db)
         call.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await call
@@ -153,29 +118,12 @@ async def test_proxy_client_cancellation_withdraws_the_call(tmp_path: Path) -> N
             assert (await store.list_suspended())[1] == 0
         finally:
             await store.aclose()
-    assert _log(log) == []
-
-
-@pytest.fixture
-def http_upstream(tmp_path: Path) -> Any:
-    port = _port()
-    log = tmp_path / "http.log"
-    proc = subprocess.Popen(
-        [sys.executable, UPSTREAM, str(log), "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            break
-        time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}/mcp", log
-    proc.terminate()
-    proc.wait(10)
+    assert read_log(log) == []
 
 
 async def test_proxy_over_streamable_http_both_sides(tmp_path: Path, http_upstream: Any) -> None:
     url, log = http_upstream
-    db, port = tmp_path / "w.db", _port()
+    db, port = tmp_path / "w.db", free_port()
     proxy = subprocess.Popen(
         [WARDEN, "mcp-proxy", "--db", str(db), "--upstream", url, "--port", str(port)],
         stdout=subprocess.DEVNULL,
@@ -192,14 +140,14 @@ async def test_proxy_over_streamable_http_both_sides(tmp_path: Path, http_upstre
                 "result": ["a.txt", "b.txt", "notes.md"]
             }
             call = asyncio.create_task(client.call_tool("write_note", {"text": "via http", "count": 2}))
-            row = await _pending(db)
+            row = await pending(db)
             # a runtime that does not host the proxy's agent records the decision; the proxy applies it
             async with Runtime(storage=open_store(db), actor="alice") as other:
                 stream = await other.approve_tool_call(run_id=row.run.run_id)
                 await stream.wait()
             result = await asyncio.wait_for(call, 20)
         assert result.structured_content == {"written": "via http", "count": 2}
-        assert _log(log) == ["note via http x2"]
+        assert read_log(log) == ["note via http x2"]
         store = open_store(db)
         assert [(a.decision, a.actor) for a in await store.audit_log(row.run.run_id)] == [("approved", "alice")]
         await store.aclose()
@@ -227,13 +175,13 @@ async def test_mcp_tools_in_an_agent_run_with_approval(tmp_path: Path) -> None:
         async with Runtime({"files": agent}, open_store(tmp_path / "w.db")) as runtime:
             stream = await agent.stream("clean up")
             await stream.wait()
-            assert stream.status == "suspended" and _log(log) == []
+            assert stream.status == "suspended" and read_log(log) == []
             listed = await runtime.list_suspended_runs()
             assert [c.tool_name for c in listed.runs[0].tool_calls] == ["delete_file"]
             approved = await runtime.approve_tool_call(run_id=stream.run_id)
             text = await approved.text()
             assert approved.status == "finished"
-    assert _log(log) == ["deleted notes.md"]
+    assert read_log(log) == ["deleted notes.md"]
     assert "deleted notes.md" in text and "a.txt" in text
 
 
@@ -261,7 +209,7 @@ async def test_mcp_tool_error_and_invalid_args_are_tool_errors(tmp_path: Path) -
 
 async def test_restarted_proxy_declines_the_calls_its_dead_predecessor_left(tmp_path: Path) -> None:
     db, log = tmp_path / "w.db", tmp_path / "log"
-    params = _proxy(db, log)
+    params = stdio_proxy(db, log)
     proc = await asyncio.create_subprocess_exec(
         params.command, *params.args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
     )
@@ -288,17 +236,17 @@ async def test_restarted_proxy_declines_the_calls_its_dead_predecessor_left(tmp_
     ):
         proc.stdin.write((json.dumps(message) + "\n").encode())
     await proc.stdin.drain()
-    row = await _pending(db)
+    row = await pending(db)
     proc.kill()
     await proc.wait()
-    async with Client(_proxy(db, log)) as client:  # the restarted proxy
+    async with Client(stdio_proxy(db, log)) as client:  # the restarted proxy
         await client.list_tools()
     store = open_store(db)
     audit = await store.audit_log(row.run.run_id)
     assert [a.decision for a in audit] == ["declined"] and "stopped" in (audit[0].reason or "")
     assert (await store.list_suspended())[1] == 0
     await store.aclose()
-    assert _log(log) == []
+    assert read_log(log) == []
 
 
 async def test_runs_without_handover_still_need_their_agent(tmp_path: Path) -> None:
