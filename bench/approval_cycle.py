@@ -5,7 +5,10 @@ Prints p50/p99 in ms for SQLite (synchronous=NORMAL, the default), SQLite
 (synchronous=FULL), InMemoryStore and PostgresStore (a scratch database on the
 server ``$WARDEN_TEST_PG`` names, default the local one; created and dropped;
 "skipped" with the reason when no server answers).
-Usage: python bench/approval_cycle.py [cycles]
+Usage: python bench/approval_cycle.py [cycles] [--postgres]   (--postgres: the PostgreSQL rows only)
+
+PostgreSQL: a decision is two round trips (``warden_claim``), a whole cycle seven
+statements (grants, save, read + claim, started mark, checkpoint, finish).
 """
 
 from __future__ import annotations
@@ -145,4 +148,10 @@ async def measure_postgres(cycles: int) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 2000))
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    n = int(args[0]) if args else 2000
+    if "--postgres" in sys.argv:
+        print(f"approval cycle, {n} warm cycles each (stream -> approval -> approve -> tool -> finish)")
+        asyncio.run(measure_postgres(n))
+    else:
+        asyncio.run(main(n))

@@ -266,7 +266,7 @@ _MIGRATIONS: dict[int, str] = {
             RETURN FALSE;
         END IF;
         PERFORM pg_advisory_xact_lock({_AUDIT_LOCK});
-        SELECT seq, hash INTO last_seq, last_hash FROM audit_log ORDER BY seq DESC NULLS LAST LIMIT 1;
+        SELECT seq, hash INTO last_seq, last_hash FROM audit_log WHERE seq IS NOT NULL ORDER BY seq DESC LIMIT 1;
         last_seq := COALESCE(last_seq, 0);
         FOR i IN 1 .. COALESCE(array_length(p_decision, 1), 0) LOOP
             last_seq := last_seq + 1;
@@ -316,7 +316,7 @@ _AUDIT_INSERT = (
 async def _append_audit(db: asyncpg.Connection, rows: list[AuditRow]) -> list[AuditRow]:
     """Append to the hash chain inside the caller's transaction, holding the chain's lock until it ends."""
     await db.execute("SELECT pg_advisory_xact_lock($1)", _AUDIT_LOCK)
-    last = await db.fetchrow("SELECT seq, hash FROM audit_log ORDER BY seq DESC NULLS LAST LIMIT 1")
+    last = await db.fetchrow("SELECT seq, hash FROM audit_log WHERE seq IS NOT NULL ORDER BY seq DESC LIMIT 1")
     sealed = seal(rows, last[0] if last else 0, last[1] if last else None)
     await db.executemany(_AUDIT_INSERT, [to_db(r) for r in sealed])
     return sealed
@@ -559,7 +559,7 @@ class PostgresStore:
 
         if owner is None:
             # A new run and its calls in one statement (one round trip, atomic without a transaction).
-            columns = list(zip(*params)) if params else [()] * len(_CALL_TYPES)
+            columns = list(zip(*params, strict=True)) if params else [()] * len(_CALL_TYPES)
 
             async def insert(db: asyncpg.Connection) -> None:
                 try:
