@@ -30,6 +30,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -100,7 +101,13 @@ def pct(values: list[float], p: float) -> float:
 
 
 async def bench(
-    urls: list[str], token: str, runs: int, clients: int, pids: list[int], other_pids: dict[str, list[int]]
+    urls: list[str],
+    token: str,
+    runs: int,
+    clients: int,
+    pids: list[int],
+    other_pids: dict[str, list[int]],
+    backends: Callable[[], Awaitable[list[int]]] | None = None,
 ) -> dict[str, float | None]:
     conns = [WardenClient(u, token=token) for u in urls]
     try:
@@ -142,15 +149,21 @@ async def bench(
                 assert stream.status == "finished", (i, stream.status)
 
         groups = {"server": pids, **other_pids}
-        cpu0 = {k: cpu_seconds(v) for k, v in groups.items()}
+        if backends is not None:
+            groups["postgres"] = await backends()
+        cpu0 = {k: {pid: cpu_seconds([pid]) for pid in v} for k, v in groups.items()}
         t0 = time.perf_counter()
         await asyncio.gather(*(worker(w) for w in range(clients)))
         approve_s = time.perf_counter() - t0
-        cpu1 = {k: cpu_seconds(v) for k, v in groups.items()}
+        if backends is not None:  # pools grow under load: backends started meanwhile count from zero
+            groups["postgres"] = sorted(set(groups["postgres"]) | set(await backends()))
         per: dict[str, float | None] = {}
-        for k in groups:
-            before, after = cpu0[k], cpu1[k]
-            per[k] = (after - before) / runs * 1000 if before is not None and after is not None else None
+        for k, group in groups.items():
+            total: float | None = 0.0
+            for pid in group:
+                now, before = cpu_seconds([pid]), cpu0[k].get(pid, 0.0)
+                total = None if total is None or now is None or before is None else total + now - before
+            per[k] = None if total is None else total / runs * 1000
         left = await conns[0].agent("bench").list_suspended_runs(per_page=1)
         assert left.total == 0, left.total
         return {
@@ -167,11 +180,12 @@ async def bench(
             await c.aclose()
 
 
-def postgres_backends(dsn: str) -> list[int]:
+def postgres_backends(dsn: str) -> Callable[[], Awaitable[list[int]]]:
     """The server processes (backends) of the benchmark's database (same machine: their /proc is readable)."""
-    import asyncpg
 
     async def go() -> list[int]:
+        import asyncpg
+
         conn = await asyncpg.connect(dsn)
         try:
             rows = await conn.fetch(
@@ -181,7 +195,7 @@ def postgres_backends(dsn: str) -> list[int]:
         finally:
             await conn.close()
 
-    return asyncio.run(go())
+    return go
 
 
 def scratch_database(admin_dsn: str, create: bool, name: str) -> str:
@@ -217,10 +231,8 @@ def run_once(a: argparse.Namespace, instances: int, token: str) -> dict[str, flo
                 proxy, url = _nginx.start(urls, Path(tmp))
                 urls = [url]
                 other["nginx"] = [proxy.pid, *_children(proxy.pid)]
-                # warm the pools so the database's backends exist before they are counted
-                asyncio.run(_warm(url, token, instances))
-                other["postgres"] = postgres_backends(str(db))
-            return asyncio.run(bench(urls, token, a.runs, a.clients, [p.pid for p in procs], other))
+            backends = postgres_backends(str(db)) if postgres else None
+            return asyncio.run(bench(urls, token, a.runs, a.clients, [p.pid for p in procs], other, backends))
         finally:
             if proxy is not None:
                 proxy.terminate()
@@ -238,12 +250,6 @@ def _children(pid: int) -> list[int]:
             return [int(x) for x in f.read().split()]
     except OSError:
         return []
-
-
-async def _warm(url: str, token: str, instances: int) -> None:
-    async with WardenClient(url, token=token) as c:
-        for _ in range(4 * instances):
-            await c.agent("bench").list_suspended_runs(per_page=1)
 
 
 def main() -> None:
