@@ -690,3 +690,45 @@ async def test_postgres_schema_4_upgrades_to_5_and_claims_continue_its_chain():
         conn = await asyncpg.connect(dsn)
         assert [r[0] for r in await conn.fetch("SELECT version FROM warden_schema ORDER BY version")] == [1, 2, 3, 4, 5]
         await conn.close()
+
+
+async def test_postgres_a_claim_overtaken_between_its_read_and_its_write_reads_again():
+    """Another process decides the call while this claim's caller validates: nothing of the loser is written."""
+    import threading
+
+    async with fresh_database() as dsn:
+        store = PostgresStore(dsn)
+        await store.save_suspended(run_row(1), [call_row(1)])
+        seen: list[str] = []
+        other: list = []
+
+        def decide_elsewhere() -> None:
+            async def go():
+                rival = PostgresStore(dsn)
+                try:
+                    return await rival.claim(
+                        "run-000001", "c", kinds=("approval",), decide=approve, owner="p", lease_seconds=60
+                    )
+                finally:
+                    await rival.aclose()
+
+            other.append(asyncio.run(go()))
+
+        def late(call, run) -> Decision:
+            seen.append(call.status)
+            if len(seen) == 1:  # this claim has read the call; another process decides it now
+                t = threading.Thread(target=decide_elsewhere)
+                t.start()
+                t.join()
+            return Decision("declined", actor="late")
+
+        try:
+            got = await store.claim("run-000001", "c", kinds=("approval",), decide=late, owner="o", lease_seconds=60)
+            assert other[0].outcome == "ok" and other[0].run.lease_owner == "p"
+            assert got.outcome == "not_pending" and got.call.status == "approved"
+            assert seen == ["pending"], "the second read found the call decided: nothing left to decide"
+            log = await store.audit_log()
+            assert [(e.decision, e.actor) for e in log] == [("approved", "op")] and verify_chain(log).ok
+            assert (await store.get_run("run-000001")).lease_owner == "p"
+        finally:
+            await store.aclose()
