@@ -5,7 +5,10 @@ Prints p50/p99 in ms for SQLite (synchronous=NORMAL, the default), SQLite
 (synchronous=FULL), InMemoryStore and PostgresStore (a scratch database on the
 server ``$WARDEN_TEST_PG`` names, default the local one; created and dropped;
 "skipped" with the reason when no server answers).
-Usage: python bench/approval_cycle.py [cycles]
+Usage: python bench/approval_cycle.py [cycles] [--postgres]   (--postgres: the PostgreSQL rows only)
+
+PostgreSQL: a decision is two round trips (``warden_claim``), a whole cycle seven
+statements (grants, save, read + claim, started mark, checkpoint, finish).
 """
 
 from __future__ import annotations
@@ -87,17 +90,44 @@ async def measure_granted(store, cycles: int) -> tuple[float, float]:
     return percentiles(samples)
 
 
-async def measure(store, cycles: int, agent: Agent | None = None) -> tuple[float, float]:
+async def measure(store, cycles: int, agent: Agent | None = None, cpu: dict | None = None) -> tuple[float, float]:
+    """p50/p99 of warm cycles; with ``cpu`` (PostgreSQL), also CPU ms per cycle of this process and the database."""
     agent = agent or build_agent()
     async with Runtime(agents={"bench": agent}, storage=store):
         for _ in range(min(200, cycles)):  # warm-up
             await cycle(agent)
+        backends = await _backends(store) if cpu is not None else []
+        db0, me0 = _cpu(backends), time.process_time()
         samples = []
         for _ in range(cycles):
             t0 = time.perf_counter()
             await cycle(agent)
             samples.append(time.perf_counter() - t0)
+        if cpu is not None:
+            cpu["client"] = (time.process_time() - me0) / cycles * 1000
+            cpu["database"] = (_cpu(backends) - db0) / cycles * 1000
     return percentiles(samples)
+
+
+async def _backends(store) -> list[int]:
+    """The PostgreSQL server processes serving this store's pool (the database runs on this machine)."""
+    pool = await store._connection_pool()
+    rows = await pool.fetch(
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'warden'"
+    )
+    return [r[0] for r in rows]
+
+
+def _cpu(pids: list[int]) -> float:
+    total = 0.0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
 
 
 async def main(cycles: int) -> None:
@@ -136,13 +166,23 @@ async def measure_postgres(cycles: int) -> None:
     try:
         dsn = PG_ADMIN.rsplit("/", 1)[0] + "/" + name
         for mode in ("off", "on"):
-            p50, p99 = await measure(PostgresStore(dsn, synchronous_commit=mode), cycles)  # type: ignore[arg-type]
+            cpu: dict[str, float] = {}
+            p50, p99 = await measure(PostgresStore(dsn, synchronous_commit=mode), cycles, cpu=cpu)  # type: ignore[arg-type]
             text = f"{label} synchronous_commit={mode}" + (" (default)" if mode == "off" else "")
-            print(f"  {text:<48} p50 {p50:7.3f} ms   p99 {p99:7.3f} ms")
+            print(
+                f"  {text:<48} p50 {p50:7.3f} ms   p99 {p99:7.3f} ms   "
+                f"CPU/cycle: this process {cpu['client']:.2f} ms, database {cpu['database']:.2f} ms"
+            )
     finally:
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         await admin.close()
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 2000))
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    n = int(args[0]) if args else 2000
+    if "--postgres" in sys.argv:
+        print(f"approval cycle, {n} warm cycles each (stream -> approval -> approve -> tool -> finish)")
+        asyncio.run(measure_postgres(n))
+    else:
+        asyncio.run(main(n))

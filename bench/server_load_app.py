@@ -1,4 +1,7 @@
-"""The ``module:runtime`` that ``bench/server_load.py`` serves: one agent, one gated no-op tool."""
+"""The ``module:runtime`` that ``bench/server_load.py`` serves: one agent, one gated no-op tool.
+
+``$WARDEN_BENCH_DB``: a SQLite file, or a ``postgresql://`` URL (``PostgresStore``).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from pydantic import BaseModel
 
 from agent_core import Agent, Runtime, create_tool
 from agent_core.models import FunctionModel, ModelResponse, ToolCall
-from storage import InMemoryStore, SqliteStore
+from storage import InMemoryStore, PostgresStore, SqliteStore
 
 
 class RecordIn(BaseModel):
@@ -32,8 +35,11 @@ def model(messages, info):
 
 
 agent = Agent(id="bench", name="Bench", instructions="", model=FunctionModel(model), tools={"delete_tool": delete_tool})
+db = os.environ.get("WARDEN_BENCH_DB", "")
 if os.environ.get("WARDEN_BENCH_SYNC") == "memory":
     store = InMemoryStore()
+elif db.startswith(("postgresql://", "postgres://")):
+    store = PostgresStore(db)
 else:
-    store = SqliteStore(os.environ["WARDEN_BENCH_DB"], synchronous=os.environ.get("WARDEN_BENCH_SYNC", "NORMAL"))
+    store = SqliteStore(db, synchronous=os.environ.get("WARDEN_BENCH_SYNC", "NORMAL"))
 runtime = Runtime(agents={"bench": agent}, storage=store)

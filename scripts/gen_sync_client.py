@@ -34,6 +34,7 @@ REPLACEMENTS = {
     "aread": "read",
     "aclose": "close",
     "asyncio": "threading",  # only asyncio.Lock is used: threading.Lock
+    "asleep": "sleep",  # warden_client._common has both
 }
 
 HEADER = '''"""``SyncWardenClient``: the blocking client (scripts, notebooks, threads).

@@ -46,6 +46,27 @@ def entry_hash(row: AuditRow) -> str:
     return "sha256:" + hashlib.sha256(rfc8785.dumps(doc)).hexdigest()
 
 
+def hash_template(row: AuditRow) -> tuple[bytes, bytes, bytes]:
+    """The canonical JSON ``entry_hash`` covers, cut around the two values only the chain knows.
+
+    ``pre + json(prev_hash) + mid + str(seq) + post`` is byte for byte the RFC 8785
+    document of ``entry_hash``: a store whose server appends entries (PostgreSQL's
+    ``warden_claim``) splices the chain's head in and hashes there, while the
+    canonical JSON of everything else is still written here, by the one serializer.
+    """
+    cuts: list[bytes] = []
+    buf = b"{"
+    for i, name in enumerate(sorted(HASHED)):  # RFC 8785 orders keys by UTF-16 code units: ASCII order here
+        buf += (b"," if i else b"") + rfc8785.dumps(name) + b":"
+        if name in ("prev_hash", "seq"):
+            cuts.append(buf)
+            buf = b""
+        else:
+            buf += rfc8785.dumps(getattr(row, name))
+    assert sorted(HASHED).index("prev_hash") < sorted(HASHED).index("seq")
+    return cuts[0], cuts[1], buf + b"}"
+
+
 def as_list(entries: AuditRow | Iterable[AuditRow]) -> list[AuditRow]:
     """``Store.append_audit``'s argument (one entry, or several in order) as a list."""
     return [entries] if isinstance(entries, AuditRow) else list(entries)

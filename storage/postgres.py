@@ -25,7 +25,7 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg
 
 from storage.audit import COLUMNS as AUDIT_COLUMNS
-from storage.audit import AuditFilter, as_list, seal, to_db
+from storage.audit import AuditFilter, as_list, hash_template, seal, to_db
 from storage.audit import from_db as audit_from_db
 from storage.base import DecideFn
 from storage.errors import (
@@ -79,7 +79,7 @@ from storage.rows import (
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 #: the channel the triggers notify on (one per database).
 CHANNEL = "warden_events"
 #: serialises migrations of concurrent first starts (pg_advisory_xact_lock key).
@@ -231,8 +231,82 @@ _MIGRATIONS: dict[int, str] = {
     CREATE UNIQUE INDEX audit_by_seq ON audit_log (seq);
     CREATE INDEX audit_by_agent ON audit_log (agent_id, seq);
     """,
+    # One round trip per decision: ``warden_claim`` applies a decision read and taken in Python
+    # (compare-and-set on the run and the call as read, the chained audit entries, the lease).
+    # The entries' canonical JSON comes from Python (``storage.audit.hash_template``); only the
+    # chain's head (``prev_hash``, ``seq``) is spliced in here, under the chain's advisory lock.
+    5: f"""
+    CREATE FUNCTION warden_claim(
+        p_run_id TEXT, p_call_id TEXT,
+        p_run_status TEXT, p_run_version INTEGER, p_lease_owner TEXT, p_lease_until DOUBLE PRECISION,
+        p_call_status TEXT, p_started_at DOUBLE PRECISION, p_decided_until DOUBLE PRECISION,
+        p_new_status TEXT, p_new_decided_until DOUBLE PRECISION, p_decided_by TEXT, p_resume_data TEXT,
+        p_edited_args TEXT,
+        p_agent_id TEXT, p_tool_name TEXT, p_fingerprint TEXT, p_now DOUBLE PRECISION,
+        p_decision TEXT[], p_reason TEXT[], p_actor TEXT[], p_detail TEXT[],
+        p_pre BYTEA[], p_mid BYTEA[], p_post BYTEA[],
+        p_owner TEXT, p_new_lease_until DOUBLE PRECISION
+    ) RETURNS BOOLEAN LANGUAGE plpgsql VOLATILE AS $$
+    DECLARE
+        r RECORD;
+        last_seq BIGINT;
+        last_hash TEXT;
+        h TEXT;
+    BEGIN
+        SELECT status, version, lease_owner, lease_until INTO r FROM runs WHERE run_id = p_run_id FOR UPDATE;
+        IF NOT FOUND OR r.status IS DISTINCT FROM p_run_status OR r.version IS DISTINCT FROM p_run_version
+           OR r.lease_owner IS DISTINCT FROM p_lease_owner OR r.lease_until IS DISTINCT FROM p_lease_until THEN
+            RETURN FALSE;  -- the run moved since it was read: the caller reads and decides again
+        END IF;
+        UPDATE pending_calls SET status = p_new_status, started_at = NULL, decided_until = p_new_decided_until,
+            decided_by = p_decided_by, resume_data = p_resume_data, edited_args = p_edited_args
+            WHERE run_id = p_run_id AND tool_call_id = p_call_id AND status = p_call_status
+            AND started_at IS NOT DISTINCT FROM p_started_at AND decided_until = p_decided_until;
+        IF NOT FOUND THEN
+            RETURN FALSE;
+        END IF;
+        PERFORM pg_advisory_xact_lock({_AUDIT_LOCK});
+        SELECT seq, hash INTO last_seq, last_hash FROM audit_log WHERE seq IS NOT NULL ORDER BY seq DESC LIMIT 1;
+        last_seq := COALESCE(last_seq, 0);
+        FOR i IN 1 .. COALESCE(array_length(p_decision, 1), 0) LOOP
+            last_seq := last_seq + 1;
+            h := 'sha256:' || encode(sha256(p_pre[i] || convert_to(COALESCE(to_json(last_hash)::text, 'null'), 'UTF8')
+                || p_mid[i] || convert_to(last_seq::text, 'UTF8') || p_post[i]), 'hex');
+            INSERT INTO audit_log (run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, reason,
+                                   decided_at, actor, detail, seq, prev_hash, hash)
+                VALUES (p_run_id, p_call_id, p_agent_id, p_tool_name, p_decision[i], p_fingerprint, p_reason[i],
+                        p_now, p_actor[i], p_detail[i], last_seq, last_hash, h);
+            last_hash := h;
+        END LOOP;
+        IF p_new_lease_until IS NOT NULL THEN
+            UPDATE runs SET lease_owner = p_owner, lease_until = p_new_lease_until, status = 'running',
+                updated_at = p_now WHERE run_id = p_run_id;
+        END IF;
+        RETURN TRUE;
+    END $$;
+    """,
 }
 
+#: a claim reads again when its run moved between its read and its write (another decider won).
+_CLAIM_ATTEMPTS = 50
+_N_RUN_COLS = len(_RUN_COLS.split(","))
+#: the run and its call(s) (one, or all when no call is named) in one statement.
+_CLAIM_READ = (
+    f"SELECT {', '.join('r.' + c.strip() for c in _RUN_COLS.split(','))}, "
+    f"{', '.join('c.' + c.strip() for c in _CALL_COLS.split(','))} FROM runs r LEFT JOIN pending_calls c "
+    "ON c.run_id = r.run_id AND ($2::text IS NULL OR c.tool_call_id = $2) WHERE r.run_id = $1"
+)
+_CALL_TYPES = (
+    "text text text text text text text text text text integer float8 float8 float8 text text float8 text".split()
+)
+#: a new suspended run and its calls in one statement (``save_suspended`` without an owner).
+_SAVE_NEW = (
+    "WITH run AS (INSERT INTO runs (run_id, agent_id, thread_id, resource_id, status, snapshot, version, "
+    "created_at, suspended_at, updated_at) VALUES ($1, $2, $3, $4, 'suspended', $5, 1, $6, $7, $8) RETURNING 1) "
+    f"INSERT INTO pending_calls ({_CALL_COLS}) SELECT * FROM unnest("
+    + ", ".join(f"${i + 9}::{t}[]" for i, t in enumerate(_CALL_TYPES))
+    + ") WHERE EXISTS (SELECT 1 FROM run) ON CONFLICT (run_id, tool_call_id) DO NOTHING"
+)
 _CALL_MARKS = ", ".join(f"${i}" for i in range(1, 19))
 _AUDIT_INSERT = (
     f"INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES ({', '.join(f'${i + 1}' for i in range(len(fields(AuditRow))))})"
@@ -242,10 +316,27 @@ _AUDIT_INSERT = (
 async def _append_audit(db: asyncpg.Connection, rows: list[AuditRow]) -> list[AuditRow]:
     """Append to the hash chain inside the caller's transaction, holding the chain's lock until it ends."""
     await db.execute("SELECT pg_advisory_xact_lock($1)", _AUDIT_LOCK)
-    last = await db.fetchrow("SELECT seq, hash FROM audit_log ORDER BY seq DESC NULLS LAST LIMIT 1")
+    last = await db.fetchrow("SELECT seq, hash FROM audit_log WHERE seq IS NOT NULL ORDER BY seq DESC LIMIT 1")
     sealed = seal(rows, last[0] if last else 0, last[1] if last else None)
     await db.executemany(_AUDIT_INSERT, [to_db(r) for r in sealed])
     return sealed
+
+
+async def _keep_session(conn: asyncpg.Connection) -> None:
+    """Pool connections go back as they are (an open transaction is still rolled back by asyncpg).
+
+    The store sets no session state (no SET, LISTEN or session advisory lock: the
+    subscription has a connection of its own), so asyncpg's default reset query
+    would only cost one more round trip per store call.
+    """
+
+
+async def _scrub(conn: asyncpg.Connection) -> None:
+    """After a failed call, the full session reset ``_keep_session`` skips (a message cut short, say)."""
+    try:
+        await asyncio.wait_for(conn.reset(), 2)
+    except BaseException:
+        conn.terminate()
 
 
 def redact(dsn: str) -> str:
@@ -332,6 +423,7 @@ class PostgresStore:
                 timeout=self.connect_timeout,
                 command_timeout=None,
                 server_settings=self._server_settings(),
+                reset=_keep_session,
             )
         except BaseException as exc:
             raise self._typed(exc, opening=True) from None
@@ -413,10 +505,14 @@ class PostgresStore:
         pool = await self._connection_pool()
         try:
             async with pool.acquire() as conn:
-                if not tx:
-                    return await fn(conn)
-                async with conn.transaction(isolation=isolation, readonly=isolation is not None):
-                    return await fn(conn)
+                try:
+                    if not tx:
+                        return await fn(conn)
+                    async with conn.transaction(isolation=isolation, readonly=isolation is not None):
+                        return await fn(conn)
+                except BaseException:
+                    await _scrub(conn)
+                    raise
         except (StorageError, asyncio.CancelledError):
             raise
         except Exception as exc:
@@ -461,12 +557,14 @@ class PostgresStore:
         now = time.time()
         params = [_call_params(c) for c in pending]
 
-        async def body(db: asyncpg.Connection) -> None:
-            if owner is None:
+        if owner is None:
+            # A new run and its calls in one statement (one round trip, atomic without a transaction).
+            columns = list(zip(*params, strict=True)) if params else [()] * len(_CALL_TYPES)
+
+            async def insert(db: asyncpg.Connection) -> None:
                 try:
                     await db.execute(
-                        "INSERT INTO runs (run_id, agent_id, thread_id, resource_id, status, snapshot, version, "
-                        "created_at, suspended_at, updated_at) VALUES ($1, $2, $3, $4, 'suspended', $5, 1, $6, $7, $8)",
+                        _SAVE_NEW,
                         run.run_id,
                         run.agent_id,
                         run.thread_id,
@@ -475,28 +573,33 @@ class PostgresStore:
                         float(run.created_at or now),
                         float(run.suspended_at or now),
                         now,
+                        *[list(col) for col in columns],
                     )
                 except asyncpg.UniqueViolationError:
                     raise StorageError(f"{self.name}: run {run.run_id!r} already stored") from None
-            else:
-                done = await db.execute(
-                    "UPDATE runs SET status = 'suspended', snapshot = $1, version = version + 1, "
-                    "lease_owner = NULL, lease_until = NULL, suspended_at = $2, updated_at = $3 "
-                    "WHERE run_id = $4 AND lease_owner = $5 AND lease_until >= $3",
-                    run.snapshot,
-                    float(run.suspended_at or now),
-                    now,
+
+            await self._call(insert, tx=False)
+            return
+
+        async def body(db: asyncpg.Connection) -> None:
+            done = await db.execute(
+                "UPDATE runs SET status = 'suspended', snapshot = $1, version = version + 1, "
+                "lease_owner = NULL, lease_until = NULL, suspended_at = $2, updated_at = $3 "
+                "WHERE run_id = $4 AND lease_owner = $5 AND lease_until >= $3",
+                run.snapshot,
+                float(run.suspended_at or now),
+                now,
+                run.run_id,
+                owner,
+            )
+            if done != "UPDATE 1":
+                raise StorageError(f"{self.name}: lost the lease on run {run.run_id!r}; not saved")
+            if applied:
+                await db.execute(
+                    "DELETE FROM pending_calls WHERE run_id = $1 AND tool_call_id = ANY($2::text[])",
                     run.run_id,
-                    owner,
+                    list(applied),
                 )
-                if done != "UPDATE 1":
-                    raise StorageError(f"{self.name}: lost the lease on run {run.run_id!r}; not saved")
-                if applied:
-                    await db.execute(
-                        "DELETE FROM pending_calls WHERE run_id = $1 AND tool_call_id = ANY($2::text[])",
-                        run.run_id,
-                        list(applied),
-                    )
             if params:
                 await db.executemany(
                     f"INSERT INTO pending_calls ({_CALL_COLS}) VALUES ({_CALL_MARKS}) "
@@ -516,7 +619,29 @@ class PostgresStore:
         owner: str,
         lease_seconds: float,
     ) -> ClaimResult:
-        async def audited(db: asyncpg.Connection) -> bool:
+        # Two round trips, no transaction held across Python: read the run and its call(s) in one
+        # statement, decide here, then ``warden_claim`` compares-and-sets the run and the call as
+        # read, appends the chained audit entries and takes the lease in one statement. When the
+        # run or the call moved in between (another decider won), read and decide again.
+        for _ in range(_CLAIM_ATTEMPTS):
+            result = await self._call(
+                lambda db: self._claim_once(db, run_id, tool_call_id, kinds, decide, owner, lease_seconds), tx=False
+            )
+            if result is not None:
+                return result
+        raise StorageError(f"{self.name}: run {run_id!r} kept changing while it was decided; nothing was decided")
+
+    @staticmethod
+    async def _claim_once(
+        db: asyncpg.Connection,
+        run_id: str,
+        tool_call_id: str | None,
+        kinds: tuple[CallKind, ...],
+        decide: DecideFn,
+        owner: str,
+        lease_seconds: float,
+    ) -> ClaimResult | None:
+        async def audited() -> bool:
             if tool_call_id is None:
                 return False
             found = await db.fetchval(
@@ -524,81 +649,75 @@ class PostgresStore:
             )
             return found is not None
 
-        async def body(db: asyncpg.Connection) -> ClaimResult:
-            # The run's row lock orders concurrent decisions on one run; the compare-and-set
-            # on the call's stored state (status, started mark) is the decision itself.
-            now = time.time()
-            row = await db.fetchrow(f"SELECT {_RUN_COLS} FROM runs WHERE run_id = $1 FOR UPDATE", run_id)
-            if row is None:
-                return ClaimResult("no_run", audited=await audited(db))
-            run = _run(row)
-            if tool_call_id is not None:
-                crow = await db.fetchrow(
-                    f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id = $1 AND tool_call_id = $2",
-                    run_id,
-                    tool_call_id,
-                )
-                if crow is None:
-                    return ClaimResult("no_call", audited=await audited(db))
-                stored = _call(crow)
-                current = actionable(stored, run, now)
-                if current is None:
-                    return ClaimResult("not_pending", call=stored, audited=True)
-            else:
-                rows = await db.fetch(f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id = $1", run_id)
-                by_id = {r[1]: _call(r) for r in rows}
-                open_calls = [c for c in (actionable(c, run, now) for c in by_id.values()) if c is not None]
-                candidates = [c for c in open_calls if c.kind in kinds]
-                if not candidates:
-                    return ClaimResult("no_call_of_kind" if open_calls else "no_call", other_kinds=bool(open_calls))
-                current = max(candidates, key=lambda c: (c.created_at, c.seq))
-                stored = by_id[current.tool_call_id]
-            decision = decide(current, run)
-            takes_lease = not lease_live(run, now)
-            done = await db.execute(
-                "UPDATE pending_calls SET status = $1, started_at = NULL, decided_until = $2, decided_by = $3, "
-                "resume_data = $4, edited_args = $9 WHERE run_id = $5 AND tool_call_id = $6 AND status = $7 "
-                "AND started_at IS NOT DISTINCT FROM $8",
-                decision.status,
-                0.0 if takes_lease else now + lease_seconds,
-                decision.actor,
-                None if decision.resume_data is None else _dumps(decision.resume_data),
-                run_id,
-                stored.tool_call_id,
-                stored.status,
-                stored.started_at,
-                None if decision.edited_args is None else _dumps(decision.edited_args),
-            )
-            if done != "UPDATE 1":  # pragma: no cover - guarded by the run's row lock
+        now = time.time()
+        rows = await db.fetch(_CLAIM_READ, run_id, tool_call_id)
+        if not rows:
+            return ClaimResult("no_run", audited=await audited())
+        run = _run(rows[0][:_N_RUN_COLS])
+        by_id = {r[_N_RUN_COLS + 1]: _call(r[_N_RUN_COLS:]) for r in rows if r[_N_RUN_COLS] is not None}
+        if tool_call_id is not None:
+            if tool_call_id not in by_id:
+                return ClaimResult("no_call", audited=await audited())
+            stored = by_id[tool_call_id]
+            current = actionable(stored, run, now)
+            if current is None:
                 return ClaimResult("not_pending", call=stored, audited=True)
-            entries: list[tuple[str, str | None, str | None, dict[str, Any] | None]] = []
-            if stored.status != "pending" and current.kind != "interrupted":
-                entries.append(("returned-to-pending", "lease expired before the tool started", None, None))
-            label = "re-executed" if current.kind == "interrupted" and decision.status != "declined" else None
-            entries.append((label or decision.audit_label, decision.reason, decision.actor, decision.detail))
-            await _append_audit(
-                db,
-                [
-                    AuditRow(
-                        run_id, stored.tool_call_id, run.agent_id, stored.tool_name, d, stored.fingerprint, r, now, a, x
-                    )
-                    for d, r, a, x in entries
-                ],
-            )
-            if takes_lease:
-                await db.execute(
-                    "UPDATE runs SET lease_owner = $1, lease_until = $2, status = 'running', updated_at = $3 "
-                    "WHERE run_id = $4",
-                    owner,
-                    now + lease_seconds,
-                    now,
-                    run_id,
-                )
-                run.status, run.lease_owner, run.lease_until = "running", owner, now + lease_seconds
-                return ClaimResult("ok", call=current, run=run)
-            return ClaimResult("ok", call=current, run=None)
-
-        return await self._call(body)
+        else:
+            open_calls = [c for c in (actionable(c, run, now) for c in by_id.values()) if c is not None]
+            candidates = [c for c in open_calls if c.kind in kinds]
+            if not candidates:
+                return ClaimResult("no_call_of_kind" if open_calls else "no_call", other_kinds=bool(open_calls))
+            current = max(candidates, key=lambda c: (c.created_at, c.seq))
+            stored = by_id[current.tool_call_id]
+        decision = decide(current, run)
+        takes_lease = not lease_live(run, now)
+        entries: list[tuple[str, str | None, str | None, dict[str, Any] | None]] = []
+        if stored.status != "pending" and current.kind != "interrupted":
+            entries.append(("returned-to-pending", "lease expired before the tool started", None, None))
+        label = "re-executed" if current.kind == "interrupted" and decision.status != "declined" else None
+        entries.append((label or decision.audit_label, decision.reason, decision.actor, decision.detail))
+        audit = [
+            AuditRow(run_id, stored.tool_call_id, run.agent_id, stored.tool_name, d, stored.fingerprint, r, now, a, x)
+            for d, r, a, x in entries
+        ]
+        cuts = [hash_template(e) for e in audit]
+        done = await db.fetchval(
+            "SELECT warden_claim($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, "
+            "$19, $20, $21, $22, $23, $24, $25, $26, $27)",
+            run_id,
+            stored.tool_call_id,
+            run.status,
+            run.version,
+            run.lease_owner,
+            run.lease_until,
+            stored.status,
+            stored.started_at,
+            float(stored.decided_until),
+            decision.status,
+            0.0 if takes_lease else now + lease_seconds,
+            decision.actor,
+            None if decision.resume_data is None else _dumps(decision.resume_data),
+            None if decision.edited_args is None else _dumps(decision.edited_args),
+            run.agent_id,
+            stored.tool_name,
+            stored.fingerprint,
+            now,
+            [e.decision for e in audit],
+            [e.reason for e in audit],
+            [e.actor for e in audit],
+            [None if e.detail is None else _dumps(e.detail) for e in audit],
+            [c[0] for c in cuts],
+            [c[1] for c in cuts],
+            [c[2] for c in cuts],
+            owner,
+            now + lease_seconds if takes_lease else None,
+        )
+        if not done:
+            return None
+        if takes_lease:
+            run.status, run.lease_owner, run.lease_until = "running", owner, now + lease_seconds
+            return ClaimResult("ok", call=current, run=run)
+        return ClaimResult("ok", call=current, run=None)
 
     async def acquire_lease(
         self, run_id: str, owner: str, lease_seconds: float, *, waiting_call: str | None = None
@@ -657,27 +776,22 @@ class PostgresStore:
         return await self._call(body, tx=False)
 
     async def checkpoint(self, run_id: str, owner: str, snapshot: str, applied: list[str]) -> bool:
+        # One statement: the owner-checked snapshot write and, only when it happened, the applied calls' removal.
         async def body(db: asyncpg.Connection) -> bool:
-            now = time.time()
-            done = await db.execute(
-                "UPDATE runs SET snapshot = $1, version = version + 1, updated_at = $2 "
-                "WHERE run_id = $3 AND lease_owner = $4 AND lease_until >= $2",
+            done = await db.fetchval(
+                "WITH run AS (UPDATE runs SET snapshot = $1, version = version + 1, updated_at = $2 "
+                "WHERE run_id = $3 AND lease_owner = $4 AND lease_until >= $2 RETURNING 1), "
+                "applied AS (DELETE FROM pending_calls WHERE run_id = $3 AND tool_call_id = ANY($5::text[]) "
+                "AND EXISTS (SELECT 1 FROM run)) SELECT count(*) FROM run",
                 snapshot,
-                now,
+                time.time(),
                 run_id,
                 owner,
+                list(applied),
             )
-            if done != "UPDATE 1":
-                return False
-            if applied:
-                await db.execute(
-                    "DELETE FROM pending_calls WHERE run_id = $1 AND tool_call_id = ANY($2::text[])",
-                    run_id,
-                    list(applied),
-                )
-            return True
+            return bool(done == 1)
 
-        return await self._call(body)
+        return await self._call(body, tx=False)
 
     async def release(self, run_id: str, owner: str, *, reset_call: str | None = None) -> None:
         async def body(db: asyncpg.Connection) -> None:
@@ -763,21 +877,22 @@ class PostgresStore:
         return await self._call(body)
 
     async def finish_run(self, run_id: str, owner: str | None) -> bool:
+        # One statement: the run (owner-checked when an owner is named) and its calls go together.
         async def body(db: asyncpg.Connection) -> bool:
-            if owner is not None:
-                held = await db.fetchval(
-                    "SELECT 1 FROM runs WHERE run_id = $1 AND lease_owner = $2 AND lease_until >= $3 FOR UPDATE",
-                    run_id,
-                    owner,
-                    time.time(),
-                )
-                if held is None:
-                    return await db.fetchval("SELECT 1 FROM runs WHERE run_id = $1", run_id) is None
-            await db.execute("DELETE FROM pending_calls WHERE run_id = $1", run_id)
-            await db.execute("DELETE FROM runs WHERE run_id = $1", run_id)
-            return True
+            done = await db.fetchval(
+                "WITH run AS (DELETE FROM runs WHERE run_id = $1 "
+                "AND ($2::text IS NULL OR (lease_owner = $2 AND lease_until >= $3)) RETURNING run_id), "
+                "calls AS (DELETE FROM pending_calls WHERE run_id = $1 AND EXISTS (SELECT 1 FROM run)) "
+                "SELECT count(*) FROM run",
+                run_id,
+                owner,
+                time.time(),
+            )
+            if done == 1 or owner is None:
+                return True
+            return await db.fetchval("SELECT 1 FROM runs WHERE run_id = $1", run_id) is None
 
-        return await self._call(body)
+        return await self._call(body, tx=False)
 
     async def fail_run(self, run_id: str, owner: str | None, snapshot: str, error: str) -> bool:
         async def body(db: asyncpg.Connection) -> bool:

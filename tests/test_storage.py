@@ -225,3 +225,23 @@ async def test_full_synchronous_never_runs_inline(tmp_path):
     with sqlite3.connect(tmp_path / "w.db") as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     await store.aclose()
+
+
+def test_hash_template_cuts_the_exact_canonical_json_entry_hash_covers():
+    """PostgreSQL splices prev_hash and seq into these bytes and hashes them: they must be entry_hash's input."""
+    import hashlib
+    import json
+
+    from storage.audit import entry_hash, hash_template
+    from storage.records import AuditRow
+
+    for reason, actor, detail, prev in [
+        (None, None, None, None),
+        ('é "q" \\ \x01 \u2028', "ann", {"z": [1.5, None], "a": {"ü": True}}, "sha256:" + "ab" * 32),
+        ("", "", {}, "sha256:00"),
+    ]:
+        row = AuditRow("r", "c", "agent", "tool", "approved", "sha256:x", reason, 1764559131.123456, actor, detail)
+        row.seq, row.prev_hash = 42, prev
+        pre, mid, post = hash_template(row)
+        spliced = pre + json.dumps(prev).encode() + mid + b"42" + post
+        assert "sha256:" + hashlib.sha256(spliced).hexdigest() == entry_hash(row)

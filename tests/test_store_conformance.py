@@ -405,7 +405,7 @@ async def test_postgres_schema_is_versioned_and_a_newer_one_is_refused():
         await store.setup()
         await store.aclose()
         conn = await asyncpg.connect(dsn)
-        assert [r[0] for r in await conn.fetch("SELECT version FROM warden_schema ORDER BY version")] == [1, 2, 3, 4]
+        assert [r[0] for r in await conn.fetch("SELECT version FROM warden_schema ORDER BY version")] == [1, 2, 3, 4, 5]
         await conn.execute("INSERT INTO warden_schema VALUES (99)")
         await conn.close()
         newer = PostgresStore(dsn)
@@ -642,3 +642,93 @@ async def test_concurrent_appends_from_two_processes_keep_one_chain(shared_backe
     log = await store.audit_log()
     assert [e.seq for e in log] == list(range(1, 51))
     assert verify_chain(log).ok
+
+
+async def test_a_claim_returning_a_lapsed_decision_chains_two_entries_with_any_text(store):
+    """Claims append their entries to the one chain (PostgreSQL hashes them server-side from the same JSON)."""
+    await store.append_audit(audit_entry(9))
+    await store.save_suspended(run_row(1), [call_row(1)])
+    odd = 'é "quoted" \\ \x01 \u2028 ✓'
+
+    def edit(call, run) -> Decision:
+        return Decision("approved", reason=odd, actor=odd, edited_args={"p": odd}, detail={"edited_args": {"p": odd}})
+
+    first = await store.claim("run-000001", "c", kinds=("approval",), decide=edit, owner="o", lease_seconds=0.2)
+    assert first.outcome == "ok" and first.run is not None
+    await asyncio.sleep(0.3)  # the lease lapses before the tool started: the decision reads as pending again
+    again = await store.claim("run-000001", "c", kinds=("approval",), decide=edit, owner="p", lease_seconds=60)
+    assert again.outcome == "ok" and again.run is not None and again.run.lease_owner == "p"
+    await store.append_audit(audit_entry(10))
+    log = await store.audit_log()
+    assert [e.decision for e in log] == ["approved", "edited", "returned-to-pending", "edited", "approved"]
+    assert [e.seq for e in log] == [1, 2, 3, 4, 5] and verify_chain(log).ok
+    assert log[3].reason == odd and log[3].actor == odd and log[3].detail == {"edited_args": {"p": odd}}
+
+
+async def test_postgres_schema_4_upgrades_to_5_and_claims_continue_its_chain():
+    import asyncpg
+
+    from storage import postgres
+
+    async with fresh_database() as dsn:
+        conn = await asyncpg.connect(dsn)
+        await conn.execute("CREATE TABLE warden_schema (version INTEGER NOT NULL)")
+        for version in range(1, 5):  # a database a Warden of schema 4 left behind
+            await conn.execute(postgres._MIGRATIONS[version])
+            await conn.execute("INSERT INTO warden_schema VALUES ($1)", version)
+        await conn.close()
+        store = PostgresStore(dsn)
+        try:
+            await store.append_audit(audit_entry(1))
+            await store.save_suspended(run_row(2), [call_row(2)])
+            got = await store.claim("run-000002", "c", kinds=("approval",), decide=approve, owner="o", lease_seconds=60)
+            assert got.outcome == "ok"
+            log = await store.audit_log()
+            assert [e.seq for e in log] == [1, 2] and verify_chain(log).ok and log[1].prev_hash == log[0].hash
+        finally:
+            await store.aclose()
+        conn = await asyncpg.connect(dsn)
+        assert [r[0] for r in await conn.fetch("SELECT version FROM warden_schema ORDER BY version")] == [1, 2, 3, 4, 5]
+        await conn.close()
+
+
+async def test_postgres_a_claim_overtaken_between_its_read_and_its_write_reads_again():
+    """Another process decides the call while this claim's caller validates: nothing of the loser is written."""
+    import threading
+
+    async with fresh_database() as dsn:
+        store = PostgresStore(dsn)
+        await store.save_suspended(run_row(1), [call_row(1)])
+        seen: list[str] = []
+        other: list = []
+
+        def decide_elsewhere() -> None:
+            async def go():
+                rival = PostgresStore(dsn)
+                try:
+                    return await rival.claim(
+                        "run-000001", "c", kinds=("approval",), decide=approve, owner="p", lease_seconds=60
+                    )
+                finally:
+                    await rival.aclose()
+
+            other.append(asyncio.run(go()))
+
+        def late(call, run) -> Decision:
+            seen.append(call.status)
+            if len(seen) == 1:  # this claim has read the call; another process decides it now
+                t = threading.Thread(target=decide_elsewhere)
+                t.start()
+                t.join()
+            return Decision("declined", actor="late")
+
+        try:
+            got = await store.claim("run-000001", "c", kinds=("approval",), decide=late, owner="o", lease_seconds=60)
+            assert other[0].outcome == "ok" and other[0].run.lease_owner == "p"
+            assert got.outcome == "not_pending" and got.call.status == "approved"
+            assert seen == ["pending"], "the second read found the call decided: nothing left to decide"
+            log = await store.audit_log()
+            assert [(e.decision, e.actor) for e in log] == [("approved", "op")] and verify_chain(log).ok
+            assert (await store.get_run("run-000001")).lease_owner == "p"
+        finally:
+            await store.aclose()

@@ -19,13 +19,17 @@ from agent_core import wire
 from agent_core.chunks import Chunk
 from agent_core.stream import GenerateResult
 from agent_core.views import AuditPage, Grant, SuspendedRun, SuspendedRunList
+from storage.events import StoreEvent
 from warden_client._common import (
     DEFAULT_TIMEOUT,
+    EVENTS,
     StreamState,
     StreamView,
+    asleep,
     generate_result,
     json_of,
     raise_for_status,
+    store_event,
     stream_timeout,
     suspended_run,
     suspended_run_list,
@@ -413,6 +417,48 @@ class WardenClient:
 
     async def revoke_grant(self, grant_id: str) -> None:
         json_of(await self.http.post(wire.path(wire.GRANT_REVOKE, grantId=grant_id)))
+
+    async def events(self, *, reconnect: bool = True, retry_seconds: float = 1.0) -> AsyncIterator[StoreEvent]:
+        """Live updates of the pending set (``GET /api/events``), as the store's ``StoreEvent``, until you stop.
+
+        Every connection starts with a ``subscribed`` event: list the pending runs then
+        (events of a gap are not replayed). A dropped connection (network, a server
+        restarting or stopping, the store going away) is opened again after
+        ``retry_seconds`` (or the server's ``retry:``), sending ``Last-Event-ID`` when
+        the server numbers its events; ``reconnect=False`` ends the iteration instead.
+        Answers no retry can fix (401, 403, 404) are raised.
+        """
+        last_id: str | None = None
+        delay = retry_seconds
+        while True:
+            headers = {"Accept": wire.SSE_MEDIA_TYPE}
+            if last_id is not None:
+                headers["Last-Event-ID"] = last_id
+            try:
+                async with self.http.stream(
+                    "GET", EVENTS, headers=headers, timeout=stream_timeout(self.timeout)
+                ) as response:
+                    if response.status_code >= 400:
+                        await response.aread()
+                        if not reconnect or response.status_code < 500:
+                            raise_for_status(response)
+                    else:
+                        async for sse in EventSource(response).aiter_sse():
+                            if sse.id:
+                                last_id = sse.id
+                            if sse.retry:
+                                delay = sse.retry / 1000
+                            if sse.event == "error":  # the server's store went away: the server ends the stream
+                                break
+                            event = store_event(sse.event, sse.data)
+                            if event is not None:
+                                yield event
+            except httpx.TransportError:
+                if not reconnect:
+                    raise
+            if not reconnect:
+                return
+            await asleep(delay)
 
     async def list_agents(self) -> dict[str, Any]:
         return json_of(await self.http.get(wire.AGENTS))

@@ -5,8 +5,11 @@ The wire format itself (routes, headers, request bodies, decoding) is ``agent_co
 
 from __future__ import annotations
 
+import asyncio
+import json
+import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, get_args
 
 import httpx
 
@@ -15,9 +18,41 @@ from agent_core.chunks import Chunk
 from agent_core.models import Usage
 from agent_core.stream import GenerateResult
 from agent_core.views import SuspendedRun, SuspendedRunList
+from storage.events import EventType, StoreEvent
 from warden_client.errors import ProtocolError, error_from_response
 
 DEFAULT_TIMEOUT = httpx.Timeout(60.0, connect=10.0)
+#: ``GET /api/events``: live updates of the pending set (server-sent events).
+EVENTS = f"{wire.API}/events"
+_EVENT_TYPES = frozenset(get_args(EventType))
+
+
+async def asleep(seconds: float) -> None:
+    """``asyncio.sleep`` under the name the blocking client's ``sleep`` is generated from."""
+    await asyncio.sleep(seconds)
+
+
+def sleep(seconds: float) -> None:
+    time.sleep(seconds)
+
+
+def store_event(kind: str, data: str) -> StoreEvent | None:
+    """One ``GET /api/events`` frame -> the store's own ``StoreEvent``; None for a type this client does not know."""
+    if kind not in _EVENT_TYPES:
+        return None  # forward compatible: newer servers may send more
+    try:
+        body = json.loads(data) if data else {}
+    except ValueError as exc:
+        raise ProtocolError(f"server sent an event that is not JSON: {data[:100]!r}") from exc
+    if not isinstance(body, dict):
+        raise ProtocolError(f"server sent an event that is not an object: {data[:100]!r}")
+    return StoreEvent(
+        type=kind,  # type: ignore[arg-type]
+        run_id=body.get("runId"),
+        tool_call_id=body.get("toolCallId"),
+        decision=body.get("decision"),
+        agent_id=body.get("agentId"),
+    )
 
 
 def stream_timeout(t: httpx.Timeout) -> httpx.Timeout:

@@ -21,6 +21,7 @@ from agent_core.app_loader import AppLoadError
 from agent_core.app_loader import load_runtime as load_app
 from agent_core.webhooks import WebhookNotifier
 from warden_server.app import DEFAULT_BODY_TIMEOUT_SECONDS, DEFAULT_MAX_BODY_BYTES, check_token, create_app
+from warden_server.events import close_streams
 from warden_server.tokens import TokenFileError, TokenSet, load_tokens
 
 log = logging.getLogger("warden.server")
@@ -92,6 +93,12 @@ def _if_installed(module: str) -> str:
 
 
 class _Server(uvicorn.Server):
+    async def shutdown(self, sockets: Any = None) -> None:
+        # Live feeds end first: uvicorn waits for open connections, and an endless
+        # ``GET /api/events`` would otherwise hold the stop for the whole grace period.
+        close_streams(self.config.app)
+        await super().shutdown(sockets=sockets)
+
     async def startup(self, sockets: Any = None) -> None:
         await super().startup(sockets=sockets)
         if self.started:

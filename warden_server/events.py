@@ -8,6 +8,11 @@ then ``suspended``, ``decided``, ``ended``, ``changed`` with ``run_id`` (and
 server instance on one PostgreSQL database reaches the consoles of every
 instance. A comment line every ``PING_SECONDS`` of silence keeps proxies from
 closing the stream.
+
+A graceful stop ends every open stream at once (``close_streams``, called by
+``warden serve`` as soon as it begins stopping): uvicorn waits for open
+connections before it exits, and a live feed would otherwise hold the stop for
+the whole grace period. Clients reconnect (the SDK does, with ``Last-Event-ID``).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
@@ -35,14 +41,30 @@ def frame(event: StoreEvent) -> bytes:
     return f"event: {event.type}\ndata: {dumps(data)}\n\n".encode("ascii")
 
 
-async def _frames(store: object) -> AsyncIterator[bytes]:
+def closing(app: Any) -> asyncio.Event:
+    """The app's "stopping" signal: set once, every open event stream ends."""
+    event = getattr(app.state, "events_closing", None)
+    if event is None:
+        event = app.state.events_closing = asyncio.Event()
+    return event
+
+
+def close_streams(app: Any) -> None:
+    """End every open ``GET /api/events`` stream of ``app`` now (a graceful stop began)."""
+    closing(app).set()
+
+
+async def _frames(store: object, stop: asyncio.Event) -> AsyncIterator[bytes]:
     events = subscribe(store)
     pending: asyncio.Task[StoreEvent] | None = None
+    stopping = asyncio.ensure_future(stop.wait())
     try:
         while True:
             if pending is None:
                 pending = asyncio.ensure_future(anext(events))
-            done, _ = await asyncio.wait({pending}, timeout=PING_SECONDS)
+            done, _ = await asyncio.wait({pending, stopping}, timeout=PING_SECONDS, return_when=asyncio.FIRST_COMPLETED)
+            if stopping in done:
+                return
             if not done:
                 yield b": ping\n\n"
                 continue
@@ -58,6 +80,7 @@ async def _frames(store: object) -> AsyncIterator[bytes]:
             pending = None
             yield frame(event)
     finally:
+        stopping.cancel()
         if pending is not None:
             pending.cancel()
             with contextlib.suppress(BaseException):
@@ -69,4 +92,4 @@ async def _frames(store: object) -> AsyncIterator[bytes]:
 async def stream_events(request: Request) -> Response:
     store = request.app.state.runtime.store
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-    return StreamingResponse(_frames(store), media_type=wire.SSE_MEDIA_TYPE, headers=headers)
+    return StreamingResponse(_frames(store, closing(request.app)), media_type=wire.SSE_MEDIA_TYPE, headers=headers)

@@ -55,7 +55,10 @@ def test_blocking_twins_expose_the_same_methods_and_signatures():
         a = {_TWIN.get(k, k): v for k, v in _public(async_cls).items()}
         assert a == _public(sync_cls), (async_cls.__name__, sync_cls.__name__)
         for name in a:
-            is_async = inspect.iscoroutinefunction(getattr(async_cls, {v: k for k, v in _TWIN.items()}.get(name, name)))
+            twin = getattr(async_cls, {v: k for k, v in _TWIN.items()}.get(name, name))
+            # a coroutine, or an async generator (``events``: the blocking twin is a plain generator)
+            is_async = inspect.iscoroutinefunction(twin) or inspect.isasyncgenfunction(twin)
             assert not inspect.iscoroutinefunction(getattr(sync_cls, name)), name
+            assert not inspect.isasyncgenfunction(getattr(sync_cls, name)), name
             if name not in ("agent",) and not isinstance(inspect.getattr_static(async_cls, name, None), property):
                 assert is_async, (async_cls.__name__, name)
