@@ -14,13 +14,10 @@ are reported as unsealed, never as broken, as long as they all come first.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 from typing import Any
-
-import rfc8785
 
 from storage.records import AuditRow
 
@@ -42,6 +39,10 @@ HASHED = (
 
 
 def entry_hash(row: AuditRow) -> str:
+    import hashlib  # here, not at the top: reading the store (``warden runs list``) never hashes
+
+    import rfc8785
+
     doc = {name: getattr(row, name) for name in HASHED}
     return "sha256:" + hashlib.sha256(rfc8785.dumps(doc)).hexdigest()
 

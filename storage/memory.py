@@ -300,6 +300,11 @@ class InMemoryStore:
             return None
         return SuspendedRunRow(run=view, calls=[copy.copy(c) for c in calls])
 
+    async def find_ids(self, prefix: str, *, run_id: str | None = None, limit: int = 10) -> list[str]:
+        self._check()
+        ids = self._runs if run_id is None else self._calls.get(run_id, {})
+        return sorted(i for i in ids if i.startswith(prefix))[:limit]
+
     async def get_suspended(self, run_id: str) -> SuspendedRunRow | None:
         self._check()
         run = self._runs.get(run_id)

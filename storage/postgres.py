@@ -27,7 +27,7 @@ import asyncpg
 from storage.audit import COLUMNS as AUDIT_COLUMNS
 from storage.audit import AuditFilter, as_list, seal, to_db
 from storage.audit import from_db as audit_from_db
-from storage.base import DecideFn
+from storage.base import DecideFn, prefix_upper_bound
 from storage.errors import (
     CorruptRecord,
     SchemaTooNew,
@@ -294,6 +294,8 @@ class PostgresStore:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._opening: asyncio.Future[asyncpg.Pool] | None = None
         self._closed = False
+        #: whether the database's collation orders text by code point (``find_ids`` may use the index)
+        self._code_point_order: bool | None = None
 
     def __repr__(self) -> str:
         return self.name
@@ -811,6 +813,31 @@ class PostgresStore:
                 f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id = $1 ORDER BY created_at, seq", run_id
             )
             return [_call(r) for r in rows]
+
+        return await self._call(body, tx=False)
+
+    async def find_ids(self, prefix: str, *, run_id: str | None = None, limit: int = 10) -> list[str]:
+        # A range on the primary key, not LIKE (wildcards, and LIKE uses a btree only under the C
+        # collation). The range is code-point order: in a database whose collation is not C-like,
+        # compare in "C" (correct, but no index).
+        col, table = ("run_id", "runs") if run_id is None else ("tool_call_id", "pending_calls")
+
+        async def body(db: asyncpg.Connection) -> list[str]:
+            if self._code_point_order is None:
+                collation = await db.fetchval("SELECT datcollate FROM pg_database WHERE datname = current_database()")
+                self._code_point_order = str(collation).lower() in ("c", "posix", "c.utf8", "c.utf-8")
+            key = col if self._code_point_order else f'{col} COLLATE "C"'
+            where, params = [f"{key} >= $1"], [prefix]
+            bound = prefix_upper_bound(prefix)
+            if bound is not None:
+                params.append(bound)
+                where.append(f"{key} < ${len(params)}")
+            if run_id is not None:
+                params.append(run_id)
+                where.insert(0, f"run_id = ${len(params)}")
+            params.append(limit)
+            sql = f"SELECT {col} FROM {table} WHERE {' AND '.join(where)} ORDER BY {key} LIMIT ${len(params)}"
+            return [r[0] for r in await db.fetch(sql, *params)]
 
         return await self._call(body, tx=False)
 
