@@ -302,7 +302,10 @@ class InMemoryStore:
 
     async def find_ids(self, prefix: str, *, run_id: str | None = None, limit: int = 10) -> list[str]:
         self._check()
-        ids = self._runs if run_id is None else self._calls.get(run_id, {})
+        if run_id is None:  # the runs, and the finished ones the audit trail names
+            ids = set(self._runs) | {a.run_id for a in self._audit}
+        else:
+            ids = set(self._calls.get(run_id, {}))
         return sorted(i for i in ids if i.startswith(prefix))[:limit]
 
     async def get_suspended(self, run_id: str) -> SuspendedRunRow | None:

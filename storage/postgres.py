@@ -820,23 +820,31 @@ class PostgresStore:
         # A range on the primary key, not LIKE (wildcards, and LIKE uses a btree only under the C
         # collation). The range is code-point order: in a database whose collation is not C-like,
         # compare in "C" (correct, but no index).
-        col, table = ("run_id", "runs") if run_id is None else ("tool_call_id", "pending_calls")
-
         async def body(db: asyncpg.Connection) -> list[str]:
             if self._code_point_order is None:
                 collation = await db.fetchval("SELECT datcollate FROM pg_database WHERE datname = current_database()")
                 self._code_point_order = str(collation).lower() in ("c", "posix", "c.utf8", "c.utf-8")
-            key = col if self._code_point_order else f'{col} COLLATE "C"'
-            where, params = [f"{key} >= $1"], [prefix]
+            c = "" if self._code_point_order else ' COLLATE "C"'
             bound = prefix_upper_bound(prefix)
-            if bound is not None:
-                params.append(bound)
-                where.append(f"{key} < ${len(params)}")
-            if run_id is not None:
-                params.append(run_id)
-                where.insert(0, f"run_id = ${len(params)}")
-            params.append(limit)
-            sql = f"SELECT {col} FROM {table} WHERE {' AND '.join(where)} ORDER BY {key} LIMIT ${len(params)}"
+            params: list[Any] = [prefix] if bound is None else [prefix, bound]
+            if run_id is None:
+                # the runs, and the finished ones the audit trail names (two index ranges)
+                def rng(col: str) -> str:
+                    return f"{col}{c} >= $1" + ("" if bound is None else f" AND {col}{c} < $2")
+
+                sql = (
+                    f"SELECT run_id{c} AS id FROM runs WHERE {rng('run_id')} UNION "
+                    f"SELECT run_id{c} FROM audit_log WHERE {rng('run_id')} ORDER BY 1 LIMIT ${len(params) + 1}"
+                )
+                params.append(limit)
+            else:
+                upper = "" if bound is None else f" AND tool_call_id{c} < $2"
+                params += [run_id, limit]
+                n = len(params)
+                sql = (
+                    f"SELECT tool_call_id FROM pending_calls WHERE run_id = ${n - 1} AND tool_call_id{c} >= $1{upper} "
+                    f"ORDER BY tool_call_id{c} LIMIT ${n}"
+                )
             return [r[0] for r in await db.fetch(sql, *params)]
 
         return await self._call(body, tx=False)

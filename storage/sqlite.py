@@ -855,18 +855,24 @@ class SqliteStore:
     @staticmethod
     def _find_ids(db: sqlite3.Connection, prefix: str, run_id: str | None, limit: int) -> list[str]:
         # A range on the primary key (BINARY collation: code-point order), not LIKE: SQLite's LIKE
-        # is case-insensitive and would not use the index.
-        col, table = ("run_id", "runs") if run_id is None else ("tool_call_id", "pending_calls")
-        where, params = [f"{col} >= ?"], [prefix]
-        if run_id is not None:
-            where.insert(0, "run_id = ?")
-            params.insert(0, run_id)
+        # is case-insensitive and would not use the index. Run ids come from the runs and from the
+        # audit trail (a finished run's rows are gone, its decisions stay): two index ranges.
         bound = prefix_upper_bound(prefix)
-        if bound is not None:
-            where.append(f"{col} < ?")
-            params.append(bound)
-        sql = f"SELECT {col} FROM {table} WHERE {' AND '.join(where)} ORDER BY {col} LIMIT ?"
-        return [r[0] for r in db.execute(sql, [*params, limit]).fetchall()]
+        upper = "" if bound is None else " AND {col} < ?"
+        rng = [prefix] if bound is None else [prefix, bound]
+        if run_id is None:
+            sql = (
+                f"SELECT run_id FROM runs WHERE run_id >= ?{upper.format(col='run_id')} UNION "
+                f"SELECT run_id FROM audit_log WHERE run_id >= ?{upper.format(col='run_id')} ORDER BY 1 LIMIT ?"
+            )
+            params = [*rng, *rng, limit]
+        else:
+            sql = (
+                "SELECT tool_call_id FROM pending_calls WHERE run_id = ? AND tool_call_id >= ?"
+                f"{upper.format(col='tool_call_id')} ORDER BY 1 LIMIT ?"
+            )
+            params = [run_id, *rng, limit]
+        return [r[0] for r in db.execute(sql, params).fetchall()]
 
     async def get_suspended(self, run_id: str) -> SuspendedRunRow | None:
         return await self._call(self._get_suspended, run_id)

@@ -158,6 +158,9 @@ async def test_find_ids_matches_an_exact_prefix_of_run_and_call_ids(store):
     assert await store.find_ids("call_9f2", run_id="abd000") == ["call_9f2"]
     assert await store.find_ids("call_9f", run_id="nope") == []
     assert await store.find_ids("\U0010ffff") == []
+    # a finished run (its rows gone) is still named by its decisions in the audit trail
+    await store.append_audit(AuditRow("abc129-done", "c", "a", "t", "approved", "sha256:x", None, 1000.0))
+    assert await store.find_ids("abc12") == ["abc123-x", "abc124-y", "abc129-done"]
 
 
 async def test_listing_totals_follow_runs_that_leave_and_come_back(store):

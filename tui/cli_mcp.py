@@ -35,7 +35,7 @@ def mcp_proxy_command(
 ) -> None:
     """Serve an upstream MCP server's tools; gated calls wait for a decision in Warden."""
     command = list(ctx.args)
-    if server:
+    if server or (isinstance(ctx.obj, Settings) and ctx.obj.server):
         fail("mcp-proxy --server is not supported yet: use --db (the same store as the console)", 2)
     if bool(command) == bool(upstream):
         fail("give the upstream MCP server as `-- <command ...>` or as --upstream URL (exactly one)", 2)
