@@ -3,8 +3,9 @@ must find the run. One rule for every surface (runtime, server, CLI):
 
 - an id that exists as given is used as is (whatever its length);
 - otherwise a prefix of at least ``MIN_PREFIX`` characters names the one id starting with it;
-- an ambiguous prefix is ``AmbiguousIdPrefix`` listing the candidates; too short is
-  ``InvalidRequest``; none found is the caller's usual "not found" error.
+- an ambiguous prefix is ``AmbiguousIdPrefix`` listing the candidates; a shorter one that
+  starts some ids is ``InvalidRequest`` (too short); none found is ``SnapshotNotFound`` /
+  ``ToolCallNotSuspended`` (the CLI then passes the id on, for the command's usual error).
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ async def resolve_id(store: Store, prefix: str, *, run_id: str | None = None) ->
     found = await store.find_ids(prefix, run_id=run_id, limit=SHOWN + 1)
     if prefix in found:
         return prefix
-    if len(prefix) < MIN_PREFIX:
-        # an id shorter than the minimum that exists as given was returned above
+    if found and len(prefix) < MIN_PREFIX:
+        # not an id, but the start of some: too short to pick one by (an unknown short id is "not found")
         raise InvalidRequest(
             f"{what} {prefix!r} is not an id and too short for a prefix: give at least {MIN_PREFIX} characters"
         )

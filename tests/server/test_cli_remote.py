@@ -231,7 +231,7 @@ def _read_then_close(args: list[str], **extra: str) -> tuple[bytes, str, int]:
 
 
 def test_a_closed_pipe_ends_quietly_locally_remotely_and_through_typer(served, tmp_path):
-    server, db, _ = served
+    _, db, _ = served
     big = tmp_path / "big.db"
 
     async def fill() -> None:
