@@ -822,8 +822,17 @@ class PostgresStore:
         # compare in "C" (correct, but no index).
         async def body(db: asyncpg.Connection) -> list[str]:
             if self._code_point_order is None:
-                collation = await db.fetchval("SELECT datcollate FROM pg_database WHERE datname = current_database()")
-                self._code_point_order = str(collation).lower() in ("c", "posix", "c.utf8", "c.utf-8")
+                # libc's C / POSIX / C.UTF-8 order by code point; ICU (datlocprovider 'i', PostgreSQL 15+) does not
+                provider, collation = await db.fetchrow(
+                    "SELECT to_jsonb(d) ->> 'datlocprovider', datcollate FROM pg_database d "
+                    "WHERE datname = current_database()"
+                )
+                self._code_point_order = provider in (None, "c") and str(collation).lower() in (
+                    "c",
+                    "posix",
+                    "c.utf8",
+                    "c.utf-8",
+                )
             c = "" if self._code_point_order else ' COLLATE "C"'
             bound = prefix_upper_bound(prefix)
             params: list[Any] = [prefix] if bound is None else [prefix, bound]

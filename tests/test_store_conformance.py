@@ -163,6 +163,30 @@ async def test_find_ids_matches_an_exact_prefix_of_run_and_call_ids(store):
     assert await store.find_ids("abc12") == ["abc123-x", "abc124-y", "abc129-done"]
 
 
+async def test_postgres_find_ids_is_exact_under_a_collation_that_is_not_code_point_order():
+    """ICU en-US sorts "ab-z" after "ab." (punctuation is ignored at first): the prefix range
+    is then compared in "C", not in the database's order."""
+    import asyncpg
+
+    from tests.pg import ADMIN_DSN, dsn_for
+
+    name = "warden_test_icu_" + __import__("uuid").uuid4().hex[:8]
+    admin = await asyncpg.connect(ADMIN_DSN)
+    await admin.execute(f"CREATE DATABASE \"{name}\" TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'")
+    try:
+        store = PostgresStore(dsn_for(name))
+        ids = ["ab-z", "ab.", "ab-1", "AB-2", "ab"]
+        for n, rid in enumerate(ids):
+            await store.save_suspended(RunRow(rid, "a", None, None, "suspended", "{}", suspended_at=1000.0 + n), [])
+        assert await store.find_ids("ab-") == ["ab-1", "ab-z"]
+        assert store._code_point_order is False  # the "C" comparison was the one used
+        assert await store.find_ids("ab") == ["ab", "ab-1", "ab-z", "ab."]
+        await store.aclose()
+    finally:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()
+
+
 async def test_listing_totals_follow_runs_that_leave_and_come_back(store):
     for i in range(3):
         await store.save_suspended(run_row(i), [call_row(i)])
