@@ -76,9 +76,10 @@ def audit(
     token: TokenOption = None,
 ) -> None:
     """List audit entries in order (oldest first)."""
-    ctx.obj = merge_settings(ctx, db, app_spec, server, token)
-    if ctx.invoked_subcommand is not None:
+    if ctx.invoked_subcommand is not None:  # ``warden audit --db X verify``: the options go on to it
+        ctx.obj = merge_settings(ctx, db, app_spec, server, token, from_env=False)
         return
+    ctx.obj = merge_settings(ctx, db, app_spec, server, token)
     if as_json and as_jsonl:
         fail("--json and --jsonl: choose one", 2)
     since_ts = parse_since(since) if since else None

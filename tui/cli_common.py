@@ -155,9 +155,12 @@ def merge_settings(
     app_spec: str | None,
     server: str | None = None,
     token: str | None = None,
+    *,
+    from_env: bool = True,
 ) -> Settings:
     """A subcommand's ``--db``/``--app``/``--server``/``--token`` over the root command's; then
-    ``$WARDEN_SERVER`` when no store was named. A store and a server together is a usage error."""
+    ``$WARDEN_SERVER`` when no store was named (unless ``from_env`` is False: a group passing its
+    options on to a subcommand). A store and a server together is a usage error."""
     base: Settings = ctx.obj if isinstance(ctx.obj, Settings) else Settings()
     merged = Settings(
         db=db or base.db,
@@ -166,14 +169,14 @@ def merge_settings(
         server=server or base.server,
         token=token or base.token,
     )
-    return with_server_default(merged)
+    return with_server_default(merged, from_env=from_env)
 
 
-def with_server_default(settings: Settings) -> Settings:
+def with_server_default(settings: Settings, *, from_env: bool = True) -> Settings:
     """Check ``--server`` against ``--db``/``--app``, and fill it from ``$WARDEN_SERVER`` if no store is named."""
     if settings.server and (settings.db or settings.app):
         given = "--db" if settings.db else "--app"
         fail(f"{given} and --server: give one (a local store, or a Warden server that has its own)", 2)
-    if not settings.server and not settings.db and not settings.app:
+    if from_env and not settings.server and not settings.db and not settings.app:
         settings.server = os.environ.get(SERVER_ENV) or None
     return settings

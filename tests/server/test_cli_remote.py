@@ -204,6 +204,9 @@ def test_server_and_store_together_and_unreachable_servers_are_one_line_errors(s
     one_line_error(warden("runs", "show", "abcdef", "--app", "tests.apps.cli_apps:demo", "--server", server.url), 2)
     actor = one_line_error(warden("runs", "decline", "abcdef", "--actor", "ana", *remote(server)), 2)
     assert "token" in actor
+    # an explicit --db wins over $WARDEN_SERVER, also given to the group of a subcommand
+    local = warden("audit", "--db", str(db), "verify", WARDEN_SERVER="http://127.0.0.1:9")
+    assert local.returncode == 0 and local.stdout.startswith("audit trail intact"), local.stderr
     down = one_line_error(warden("runs", "list", "--server", "http://127.0.0.1:9"))
     assert down.startswith("warden: cannot reach Warden server at http://127.0.0.1:9")
     no_token = one_line_error(warden("runs", "list", "--server", server.url))
