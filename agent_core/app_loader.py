@@ -39,6 +39,8 @@ def load_runtime(spec: str) -> Runtime:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise AppLoadError(f"--app {spec!r}: cannot import {module_name!r}: {exc}") from exc
+    except Exception as exc:  # the module itself fails (SyntaxError, a NameError at import): one line
+        raise AppLoadError(f"--app {spec!r}: importing {module_name!r} failed: {type(exc).__name__}: {exc}") from exc
     obj: object = module
     for part in attr.split("."):
         try:
@@ -50,6 +52,8 @@ def load_runtime(spec: str) -> Runtime:
             obj = obj()
         except TypeError as exc:
             raise AppLoadError(f"--app {spec!r}: calling {attr}() failed: {exc}") from exc
+        except Exception as exc:  # the factory's own error: one line, not a traceback
+            raise AppLoadError(f"--app {spec!r}: calling {attr}() failed: {type(exc).__name__}: {exc}") from exc
         if inspect.isawaitable(obj):
             close = getattr(obj, "close", None)
             if close is not None:

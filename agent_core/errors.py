@@ -17,6 +17,7 @@ from storage.errors import (
 __all__ = [
     "AgentNotFound",
     "AlreadyDecided",
+    "AmbiguousIdPrefix",
     "AmbiguousToolCall",
     "CorruptRecord",
     "CorruptSnapshot",
@@ -81,6 +82,13 @@ class WrongDecisionKind(WardenError):
 
 class AmbiguousToolCall(WardenError):
     code = "AGENT_AMBIGUOUS_TOOL_CALL"
+
+
+class AmbiguousIdPrefix(WardenError):
+    """A shortened run or tool-call id (``warden runs show 3f9a2c``) names more than one; the
+    message lists the candidates."""
+
+    code = "AGENT_AMBIGUOUS_ID_PREFIX"
 
 
 class CorruptSnapshot(WardenError):

@@ -22,6 +22,7 @@ from agent_core.call_state import RunState, policy_mode
 from agent_core.decisions import HANDOVER_KEY, DecisionKind, Decisions, RemoteAgent, list_suspended
 from agent_core.definition import HostedAgent
 from agent_core.errors import AgentNotFound, GrantNotAllowed, GrantNotFound, InvalidRequest, SnapshotNotFound
+from agent_core.id_prefix import resolve_id
 from agent_core.models import Message
 from agent_core.notify import PendingCallback
 from agent_core.persist import Runs
@@ -349,6 +350,13 @@ class Runtime:
         if row is None or row.error is not None:
             raise SnapshotNotFound(f"no suspended run {run_id!r} in {self.store.name}")
         return SuspendedRun.from_row(row)
+
+    async def resolve_id(self, prefix: str, *, run_id: str | None = None) -> str:
+        """The run id (or, with ``run_id``, that run's tool-call id) that ``prefix`` names: the id
+        itself, or a unique prefix of 6+ characters (``agent_core.id_prefix``); ambiguous is
+        ``AmbiguousIdPrefix``, too short ``InvalidRequest``, none ``SnapshotNotFound`` /
+        ``ToolCallNotSuspended``. The CLI takes the console's shortened ids through it."""
+        return await resolve_id(self.store, prefix, run_id=run_id)
 
     # -- crash recovery ------------------------------------------------------------------------
     async def recover(self) -> int:

@@ -30,6 +30,7 @@ from agent_core.chunks import PAYLOAD_TYPES, Chunk, ToolCallPayload, ToolResultP
 from agent_core.errors import (
     AgentNotFound,
     AlreadyDecided,
+    AmbiguousIdPrefix,
     AmbiguousToolCall,
     ApprovalExpired,
     CorruptRecord,
@@ -132,6 +133,7 @@ STATUS_BY_CODE: dict[str, int] = {
     AlreadyDecided.code: 409,
     WrongDecisionKind.code: 409,
     AmbiguousToolCall.code: 409,
+    AmbiguousIdPrefix.code: 409,
     FingerprintMismatch.code: 412,
     ResumeDataInvalid.code: 422,
     ToolArgsInvalid.code: 422,

@@ -14,13 +14,10 @@ are reported as unsealed, never as broken, as long as they all come first.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 from typing import Any
-
-import rfc8785
 
 from storage.records import AuditRow
 
@@ -42,6 +39,10 @@ HASHED = (
 
 
 def entry_hash(row: AuditRow) -> str:
+    import hashlib  # here, not at the top: reading the store (``warden runs list``) never hashes
+
+    import rfc8785
+
     doc = {name: getattr(row, name) for name in HASHED}
     return "sha256:" + hashlib.sha256(rfc8785.dumps(doc)).hexdigest()
 
@@ -54,6 +55,8 @@ def hash_template(row: AuditRow) -> tuple[bytes, bytes, bytes]:
     ``warden_claim``) splices the chain's head in and hashes there, while the
     canonical JSON of everything else is still written here, by the one serializer.
     """
+    import rfc8785  # lazily, like entry_hash
+
     cuts: list[bytes] = []
     buf = b"{"
     for i, name in enumerate(sorted(HASHED)):  # RFC 8785 orders keys by UTF-16 code units: ASCII order here

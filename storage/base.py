@@ -16,6 +16,20 @@ from storage.records import (
     SuspendedRunRow,
 )
 
+
+def prefix_upper_bound(prefix: str) -> str | None:
+    """The least string above every string that starts with ``prefix`` (code-point order, which is
+    SQLite's BINARY and PostgreSQL's C order), None if there is none: ``id >= prefix AND id < bound``
+    is a range scan of the primary-key index, where SQLite's LIKE (case-insensitive) scans the table."""
+    stripped = prefix.rstrip("\U0010ffff")
+    if not stripped:
+        return None
+    nxt = ord(stripped[-1]) + 1
+    if 0xD800 <= nxt <= 0xDFFF:  # no surrogates in stored text
+        nxt = 0xE000
+    return stripped[:-1] + chr(nxt)
+
+
 #: Called inside the decision's transaction with the pending call and its run
 #: (snapshot included); returns the
 #: decision or raises (then nothing changes). Keeps validation and the
@@ -125,6 +139,13 @@ class Store(Protocol):
 
     async def get_suspended(self, run_id: str) -> SuspendedRunRow | None:
         """The run as listed (actionable calls only, read at this moment), or None if not listed."""
+        ...
+
+    async def find_ids(self, prefix: str, *, run_id: str | None = None, limit: int = 10) -> list[str]:
+        """Stored ids starting with ``prefix``, sorted, at most ``limit`` (so the CLI can take a short
+        unique prefix of an id): run ids (every run, finished ones too), or with ``run_id`` the
+        tool-call ids of that run. A range on the primary key (``prefix_upper_bound``): case-sensitive,
+        no wildcards to escape, an index seek."""
         ...
 
     async def list_suspended(

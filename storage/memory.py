@@ -300,6 +300,14 @@ class InMemoryStore:
             return None
         return SuspendedRunRow(run=view, calls=[copy.copy(c) for c in calls])
 
+    async def find_ids(self, prefix: str, *, run_id: str | None = None, limit: int = 10) -> list[str]:
+        self._check()
+        if run_id is None:  # the runs, and the finished ones the audit trail names
+            ids = set(self._runs) | {a.run_id for a in self._audit}
+        else:
+            ids = set(self._calls.get(run_id, {}))
+        return sorted(i for i in ids if i.startswith(prefix))[:limit]
+
     async def get_suspended(self, run_id: str) -> SuspendedRunRow | None:
         self._check()
         run = self._runs.get(run_id)

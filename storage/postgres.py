@@ -27,7 +27,7 @@ import asyncpg
 from storage.audit import COLUMNS as AUDIT_COLUMNS
 from storage.audit import AuditFilter, as_list, hash_template, seal, to_db
 from storage.audit import from_db as audit_from_db
-from storage.base import DecideFn
+from storage.base import DecideFn, prefix_upper_bound
 from storage.errors import (
     CorruptRecord,
     SchemaTooNew,
@@ -385,6 +385,8 @@ class PostgresStore:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._opening: asyncio.Future[asyncpg.Pool] | None = None
         self._closed = False
+        #: whether the database's collation orders text by code point (``find_ids`` may use the index)
+        self._code_point_order: bool | None = None
 
     def __repr__(self) -> str:
         return self.name
@@ -926,6 +928,48 @@ class PostgresStore:
                 f"SELECT {_CALL_COLS} FROM pending_calls WHERE run_id = $1 ORDER BY created_at, seq", run_id
             )
             return [_call(r) for r in rows]
+
+        return await self._call(body, tx=False)
+
+    async def find_ids(self, prefix: str, *, run_id: str | None = None, limit: int = 10) -> list[str]:
+        # A range on the primary key, not LIKE (wildcards, and LIKE uses a btree only under the C
+        # collation). The range is code-point order: in a database whose collation is not C-like,
+        # compare in "C" (correct, but no index).
+        async def body(db: asyncpg.Connection) -> list[str]:
+            if self._code_point_order is None:
+                # libc's C / POSIX / C.UTF-8 order by code point; ICU (datlocprovider 'i', PostgreSQL 15+) does not
+                provider, collation = await db.fetchrow(
+                    "SELECT to_jsonb(d) ->> 'datlocprovider', datcollate FROM pg_database d "
+                    "WHERE datname = current_database()"
+                )
+                self._code_point_order = provider in (None, "c") and str(collation).lower() in (
+                    "c",
+                    "posix",
+                    "c.utf8",
+                    "c.utf-8",
+                )
+            c = "" if self._code_point_order else ' COLLATE "C"'
+            bound = prefix_upper_bound(prefix)
+            params: list[Any] = [prefix] if bound is None else [prefix, bound]
+            if run_id is None:
+                # the runs, and the finished ones the audit trail names (two index ranges)
+                def rng(col: str) -> str:
+                    return f"{col}{c} >= $1" + ("" if bound is None else f" AND {col}{c} < $2")
+
+                sql = (
+                    f"SELECT run_id{c} AS id FROM runs WHERE {rng('run_id')} UNION "
+                    f"SELECT run_id{c} FROM audit_log WHERE {rng('run_id')} ORDER BY 1 LIMIT ${len(params) + 1}"
+                )
+                params.append(limit)
+            else:
+                upper = "" if bound is None else f" AND tool_call_id{c} < $2"
+                params += [run_id, limit]
+                n = len(params)
+                sql = (
+                    f"SELECT tool_call_id FROM pending_calls WHERE run_id = ${n - 1} AND tool_call_id{c} >= $1{upper} "
+                    f"ORDER BY tool_call_id{c} LIMIT ${n}"
+                )
+            return [r[0] for r in await db.fetch(sql, *params)]
 
         return await self._call(body, tx=False)
 

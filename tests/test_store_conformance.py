@@ -140,6 +140,53 @@ async def test_listing_filters_pages_and_counts(store):
     assert total == 0
 
 
+async def test_find_ids_matches_an_exact_prefix_of_run_and_call_ids(store):
+    ids = ["abc123-x", "abc124-y", "ABC125-z", "abd000", "ab%_\\q", "ab"]
+    for n, rid in enumerate(ids):
+        run = RunRow(rid, "a", None, None, "suspended", "{}", suspended_at=1000.0 + n)
+        call = PendingCallRow(rid, "call_9f1", "t", "approval", {}, "sha256:x", created_at=1000.0)
+        other = PendingCallRow(rid, "call_9f2", "t", "approval", {}, "sha256:x", created_at=1000.0)
+        await store.save_suspended(run, [call, other])
+    assert await store.find_ids("abc12") == ["abc123-x", "abc124-y"]  # case-sensitive: not ABC125-z
+    assert await store.find_ids("abc12", limit=1) == ["abc123-x"]
+    assert await store.find_ids("abc123-x") == ["abc123-x"]
+    assert await store.find_ids("ab%") == ["ab%_\\q"]  # wildcards are plain characters
+    assert await store.find_ids("ab_") == []
+    assert await store.find_ids("ab") == sorted(i for i in ids if i.startswith("ab"))
+    assert await store.find_ids("zzz") == []
+    assert await store.find_ids("call_9f", run_id="abd000") == ["call_9f1", "call_9f2"]
+    assert await store.find_ids("call_9f2", run_id="abd000") == ["call_9f2"]
+    assert await store.find_ids("call_9f", run_id="nope") == []
+    assert await store.find_ids("\U0010ffff") == []
+    # a finished run (its rows gone) is still named by its decisions in the audit trail
+    await store.append_audit(AuditRow("abc129-done", "c", "a", "t", "approved", "sha256:x", None, 1000.0))
+    assert await store.find_ids("abc12") == ["abc123-x", "abc124-y", "abc129-done"]
+
+
+async def test_postgres_find_ids_is_exact_under_a_collation_that_is_not_code_point_order():
+    """ICU en-US sorts "ab-z" after "ab." (punctuation is ignored at first): the prefix range
+    is then compared in "C", not in the database's order."""
+    import asyncpg
+
+    from tests.pg import ADMIN_DSN, dsn_for
+
+    name = "warden_test_icu_" + __import__("uuid").uuid4().hex[:8]
+    admin = await asyncpg.connect(ADMIN_DSN)
+    await admin.execute(f"CREATE DATABASE \"{name}\" TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'")
+    try:
+        store = PostgresStore(dsn_for(name))
+        ids = ["ab-z", "ab.", "ab-1", "AB-2", "ab"]
+        for n, rid in enumerate(ids):
+            await store.save_suspended(RunRow(rid, "a", None, None, "suspended", "{}", suspended_at=1000.0 + n), [])
+        assert await store.find_ids("ab-") == ["ab-1", "ab-z"]
+        assert store._code_point_order is False  # the "C" comparison was the one used
+        assert await store.find_ids("ab") == ["ab", "ab-1", "ab-z", "ab."]
+        await store.aclose()
+    finally:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()
+
+
 async def test_listing_totals_follow_runs_that_leave_and_come_back(store):
     for i in range(3):
         await store.save_suspended(run_row(i), [call_row(i)])

@@ -1,129 +1,33 @@
-"""``warden``: the approval console, and the typer app every command hangs on.
+"""``warden``: the entry point. It answers ``warden runs list`` on a SQLite file and opens the
+console from plain arguments before importing typer (``tui.fast_list``, ``_fast_console``);
+everything else goes to the typer app in ``tui.cli_app``.
 
-``warden`` opens the console (the only command that imports textual). The
-``warden runs ...`` commands (``tui.cli_runs``) work without a UI and share the
-store with it: ``--db PATH`` (default ``$WARDEN_DB``, else the user data
-directory). ``warden serve`` is in ``tui.cli_serve``; what they all share
-(settings, loading the runtime, one-line errors) in ``tui.cli_common``.
+Importing this module is cheap on purpose: ``warden runs list`` must start within 2.5x of
+``python -c pass`` (bench/cli_startup.py). The typer app's names (``app``, ``Settings``,
+``load_runtime``, ...) are still importable from here, loaded on first use.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated
+from typing import Any
 
-import typer
-
-from tui.cli_audit import audit_app
-from tui.cli_common import (
-    ActorOption,
-    AppOption,
-    CliError,
-    DbOption,
-    Settings,
-    TokenOption,
-    default_db_path,
-    fail,
-    load_runtime,
-    resolve_actor,
-)
-from tui.cli_mcp import mcp_proxy_command
-from tui.cli_runs import fast_runs_list, grants_app, runs_app
-from tui.cli_serve import serve_command, tokens_app
-
-__all__ = ["CliError", "Settings", "app", "default_db_path", "load_runtime", "main"]
-
-app = typer.Typer(
-    add_completion=False,
-    invoke_without_command=True,
-    no_args_is_help=False,
-    help="Warden: human-in-the-loop approval for LLM agents.",
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
-app.add_typer(runs_app, name="runs")
-app.add_typer(audit_app, name="audit")
-app.add_typer(tokens_app, name="tokens")
-app.add_typer(grants_app, name="grants")
-app.command("serve")(serve_command)
-app.command("mcp-proxy", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(mcp_proxy_command)
-
-ModelOption = Annotated[str | None, typer.Option("--model", help="Real model for the demo agents (openai/gpt-5-mini)")]
-ServerOption = Annotated[str | None, typer.Option("--server", help="Run the console against a Warden server URL")]
+#: exit status when the reader of our output went away (``warden runs list | head``): 128 + SIGPIPE, as coreutils.
+EXIT_BROKEN_PIPE = 141
 
 
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("warden")
-    except Exception:
-        return "0.1.0"
-
-
-def _version_callback(value: bool) -> None:
-    if value:
-        typer.echo(f"warden {_version()}")
-        raise typer.Exit()
-
-
-@app.callback()
-def root(
-    ctx: typer.Context,
-    db: DbOption = None,
-    app_spec: AppOption = None,
-    model: ModelOption = None,
-    server: ServerOption = None,
-    token: TokenOption = None,
-    actor: ActorOption = None,
-    version: Annotated[
-        bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Print the version and exit")
-    ] = False,
-) -> None:
-    """Open the approval console (built-in demo agents unless --app or --server is given)."""
-    ctx.obj = Settings(db=db, app=app_spec, model=model)
-    if ctx.invoked_subcommand is None:
-        if server:
-            run_remote_console(server, token)
-        else:
-            run_console(ctx.obj, actor=actor)
-
-
-def run_remote_console(url: str, token: str | None) -> None:
-    """The console against a Warden server: pending runs, decisions and streams over HTTP."""
-    from agent_core.errors import WardenError
-
-    token = token or os.environ.get("WARDEN_API_TOKEN")
-    try:
-        from tui.backend import RemoteBackend
-
-        backend = RemoteBackend.open(url, token)
-    except WardenError as error:
-        fail(f"{error.code}: {error.message or error}", 1)
-    except Exception as error:  # connection refused, bad URL: one line, not a traceback
-        fail(f"cannot reach Warden server at {url}: {type(error).__name__}: {error}", 1)
-    from tui.app import WardenApp
-
-    WardenApp(backend).run()
-
-
-def run_console(settings: Settings, *, actor: str | None = None) -> None:
-    from agent_core.errors import WardenError
+def __getattr__(name: str) -> Any:
+    # ``from tui.cli import app, Settings, load_runtime``: the typer app, imported when asked for
+    # (not for the import system's probes: ``__path__``, ``__spec__``...)
+    if name.startswith("__"):
+        raise AttributeError(f"module 'tui.cli' has no attribute {name!r}")
+    import tui.cli_app
 
     try:
-        runtime, label = load_runtime(settings)
-        # decisions taken in the console: --actor, $WARDEN_ACTOR, else the OS user (unless the app set one)
-        if actor or runtime.actor is None:
-            runtime.actor = resolve_actor(actor)
-    except CliError as error:
-        fail(str(error), 2)
-    except WardenError as error:
-        fail(f"{error.code}: {error.message or error}", 1)
-    from tui.app import WardenApp
-    from tui.backend import LocalBackend
-
-    WardenApp(LocalBackend(runtime, store_label=label)).run()
+        return getattr(tui.cli_app, name)
+    except AttributeError:
+        raise AttributeError(f"module 'tui.cli' has no attribute {name!r}") from None
 
 
 def _fast_console(argv: list[str]) -> bool:
@@ -142,6 +46,11 @@ def _fast_console(argv: list[str]) -> bool:
         return False
     if rest:
         return False
+    import typer
+
+    from tui.cli_app import run_console
+    from tui.cli_common import Settings
+
     try:
         run_console(Settings(db=ns.db, app=ns.app_spec, model=ns.model))
     except typer.Exit as exit_:
@@ -149,22 +58,26 @@ def _fast_console(argv: list[str]) -> bool:
     return True
 
 
-#: exit status when the reader of our output went away (``warden runs list | head``): 128 + SIGPIPE, as coreutils.
-EXIT_BROKEN_PIPE = 141
+def _quiet_broken_pipe() -> None:
+    """The reader closed the pipe (``| head``): end quietly. Point stdout at /dev/null so the
+    interpreter's final flush does not raise a second time."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(EXIT_BROKEN_PIPE)
 
 
 def main() -> None:
     argv = sys.argv[1:]
     try:
+        from tui.fast_list import fast_runs_list
+
         if fast_runs_list(argv) or _fast_console(argv):
             return
+        from tui.cli_app import app
+
         app(prog_name="warden")
     except BrokenPipeError:
-        # The reader closed the pipe: end quietly. Point stdout at /dev/null so the
-        # interpreter's final flush does not raise a second time.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        sys.exit(EXIT_BROKEN_PIPE)
+        _quiet_broken_pipe()
 
 
 if __name__ == "__main__":

@@ -10,7 +10,16 @@ from typing import Annotated, Any
 
 import typer
 
-from tui.cli_common import AppOption, DbOption, fail, merge_settings, run_on_runtime
+from tui.cli_common import (
+    AppOption,
+    DbOption,
+    JsonOption,
+    ServerOption,
+    TokenOption,
+    fail,
+    merge_settings,
+    run_on_runtime,
+)
 
 audit_app = typer.Typer(
     add_completion=False,
@@ -51,7 +60,9 @@ def _row(e: Any) -> str:
 @audit_app.callback()
 def audit(
     ctx: typer.Context,
-    run: Annotated[str | None, typer.Option("--run", help="Only this run")] = None,
+    run: Annotated[
+        str | None, typer.Option("--run", help="Only this run (or a unique prefix of 6+ characters)")
+    ] = None,
     agent: Annotated[str | None, typer.Option("--agent", help="Only this agent")] = None,
     actor: Annotated[str | None, typer.Option("--actor", help="Only decisions by this actor")] = None,
     decision: Annotated[str | None, typer.Option("--decision", help="Only this decision (e.g. declined)")] = None,
@@ -61,22 +72,34 @@ def audit(
     as_jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON object per line")] = False,
     db: DbOption = None,
     app_spec: AppOption = None,
+    server: ServerOption = None,
+    token: TokenOption = None,
 ) -> None:
     """List audit entries in order (oldest first)."""
-    ctx.obj = merge_settings(ctx, db, app_spec)
-    if ctx.invoked_subcommand is not None:
+    if ctx.invoked_subcommand is not None:  # ``warden audit --db X verify``: the options go on to it
+        ctx.obj = merge_settings(ctx, db, app_spec, server, token, from_env=False)
         return
+    ctx.obj = merge_settings(ctx, db, app_spec, server, token)
     if as_json and as_jsonl:
         fail("--json and --jsonl: choose one", 2)
     since_ts = parse_since(since) if since else None
 
     async def go(runtime: Any) -> None:
+        run_id = run
+        if run is not None:
+            from agent_core.errors import InvalidRequest
+            from tui.cli_runs import resolve_id
+
+            try:  # a unique prefix of 6+ characters; a finished run's id is taken as given
+                run_id = await resolve_id(runtime, run)
+            except InvalidRequest:  # short: the id of a run no longer stored
+                run_id = run
         entries: list[Any] = []
         after = 0
         while limit is None or len(entries) < limit:
             want = 500 if limit is None else min(500, limit - len(entries))
             page = await runtime.audit_log(
-                run_id=run, agent_id=agent, actor=actor, since=since_ts, decision=decision, after=after, limit=want
+                run_id=run_id, agent_id=agent, actor=actor, since=since_ts, decision=decision, after=after, limit=want
             )
             entries.extend(page.entries)
             if as_jsonl:
@@ -97,16 +120,29 @@ def audit(
 
 
 @audit_app.command("verify")
-def verify(ctx: typer.Context, db: DbOption = None, app_spec: AppOption = None) -> None:
+def verify(
+    ctx: typer.Context,
+    db: DbOption = None,
+    app_spec: AppOption = None,
+    server: ServerOption = None,
+    token: TokenOption = None,
+    as_json: JsonOption = False,
+) -> None:
     """Check the hash chain of the whole trail; exit 1 naming the first broken entry."""
     outcome: dict[str, Any] = {}
-    settings = merge_settings(ctx, db, app_spec)
+    settings = merge_settings(ctx, db, app_spec, server, token)
 
     async def go(runtime: Any) -> None:
         outcome["report"] = await runtime.verify_audit()
 
     run_on_runtime(settings, go)
     report = outcome["report"]
+    if as_json:
+        keys = ("ok", "checked", "unsealed", "broken_seq", "problem")
+        typer.echo(json.dumps({k: getattr(report, k) for k in keys}))
+        if not report.ok:
+            raise typer.Exit(1)
+        return
     unsealed = f" ({report.unsealed} older entries from before the chain were not checked)" if report.unsealed else ""
     if not report.ok:
         fail(f"audit trail BROKEN at entry {report.broken_seq}: {report.problem}", 1)

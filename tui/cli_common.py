@@ -18,6 +18,15 @@ DbOption = Annotated[
 ]
 AppOption = Annotated[str | None, typer.Option("--app", help="Your Runtime as module:attribute")]
 TokenOption = Annotated[str | None, typer.Option("--token", help="API token (default: $WARDEN_API_TOKEN)")]
+ServerOption = Annotated[
+    str | None,
+    typer.Option("--server", help="A Warden server's URL instead of a local store (default: $WARDEN_SERVER)"),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="JSON output")]
+
+#: environment: the server the headless commands reach when neither --server nor --db/--app is given
+SERVER_ENV = "WARDEN_SERVER"
+TOKEN_ENV = "WARDEN_API_TOKEN"
 ActorOption = Annotated[
     str | None, typer.Option("--actor", help="Who decides, for the audit trail (default: $WARDEN_ACTOR, else OS user)")
 ]
@@ -54,6 +63,9 @@ class Settings:
     db: str | Path | None = None
     app: str | None = None
     model: str | None = None
+    #: a Warden server's URL: the headless commands go through the client SDK (``tui.cli_remote``)
+    server: str | None = None
+    token: str | None = None
 
 
 def default_db_path() -> Path:
@@ -103,10 +115,17 @@ def fail(message: str, code: int = 1) -> NoReturn:
 
 
 def run_on_runtime(settings: Settings, coro_fn: Callable[[Any], Awaitable[None]]) -> None:
-    """Run a headless coroutine on the runtime; WardenError -> one line on stderr."""
+    """Run a headless coroutine on the runtime, or on a server's (``settings.server``) through the
+    client SDK, which answers the same calls; WardenError -> one line on stderr."""
     from agent_core.errors import WardenError
 
     async def go() -> None:
+        if settings.server:
+            from tui.cli_remote import RemoteRuntime
+
+            async with RemoteRuntime(settings.server, settings.token or os.environ.get(TOKEN_ENV)) as remote:
+                await coro_fn(remote)
+            return
         runtime, _ = load_runtime(settings)
         async with runtime:
             await coro_fn(runtime)
@@ -117,9 +136,47 @@ def run_on_runtime(settings: Settings, coro_fn: Callable[[Any], Awaitable[None]]
         fail(str(error), 2)
     except WardenError as error:
         fail(f"{error.code}: {error.message or error}", 1)
+    except Exception as error:
+        if not settings.server or isinstance(error, BrokenPipeError) or not _transport_error(error):
+            raise
+        fail(f"cannot reach Warden server at {settings.server}: {type(error).__name__}: {error}", 1)
 
 
-def merge_settings(ctx: typer.Context, db: str | Path | None, app_spec: str | None) -> Settings:
-    """A subcommand's ``--db``/``--app`` over the root command's."""
+def _transport_error(error: BaseException) -> bool:
+    """A connection that failed (refused, reset, timed out, bad URL), not a server's answer."""
+    import httpx
+
+    return isinstance(error, httpx.TransportError | httpx.InvalidURL | httpx.UnsupportedProtocol | OSError)
+
+
+def merge_settings(
+    ctx: typer.Context,
+    db: str | Path | None,
+    app_spec: str | None,
+    server: str | None = None,
+    token: str | None = None,
+    *,
+    from_env: bool = True,
+) -> Settings:
+    """A subcommand's ``--db``/``--app``/``--server``/``--token`` over the root command's; then
+    ``$WARDEN_SERVER`` when no store was named (unless ``from_env`` is False: a group passing its
+    options on to a subcommand). A store and a server together is a usage error."""
     base: Settings = ctx.obj if isinstance(ctx.obj, Settings) else Settings()
-    return Settings(db=db or base.db, app=app_spec or base.app, model=base.model)
+    merged = Settings(
+        db=db or base.db,
+        app=app_spec or base.app,
+        model=base.model,
+        server=server or base.server,
+        token=token or base.token,
+    )
+    return with_server_default(merged, from_env=from_env)
+
+
+def with_server_default(settings: Settings, *, from_env: bool = True) -> Settings:
+    """Check ``--server`` against ``--db``/``--app``, and fill it from ``$WARDEN_SERVER`` if no store is named."""
+    if settings.server and (settings.db or settings.app):
+        given = "--db" if settings.db else "--app"
+        fail(f"{given} and --server: give one (a local store, or a Warden server that has its own)", 2)
+    if from_env and not settings.server and not settings.db and not settings.app:
+        settings.server = os.environ.get(SERVER_ENV) or None
+    return settings

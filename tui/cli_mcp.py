@@ -49,6 +49,9 @@ def mcp_proxy_command(
 ) -> None:
     """Serve an upstream MCP server's tools; gated calls wait for a decision in Warden."""
     command = list(ctx.args)
+    if server is None and isinstance(ctx.obj, Settings) and ctx.obj.server:
+        server = ctx.obj.server  # the global `warden --server URL mcp-proxy ...`
+        token = token if token is not None else ctx.obj.token
     if server and db:
         fail("give --db (a local store) or --server (a Warden server), not both", 2)
     if bool(command) == bool(upstream):

@@ -1,7 +1,10 @@
 """``warden runs ...``: headless commands on pending runs (no UI, never imports textual).
 
 They share the store with the console: ``--db PATH`` (default ``$WARDEN_DB``, else
-the user data directory), or ``--app module:runtime``.
+the user data directory), or ``--app module:runtime``; or they reach a Warden server with
+``--server URL`` (``$WARDEN_SERVER``) and ``--token`` through the client SDK (``tui.cli_remote``),
+printing the same thing. Run and tool-call ids may be shortened to a unique prefix of 6+
+characters (the console shows 8). ``--json`` on every command; pages are numbered from 1.
 """
 
 from __future__ import annotations
@@ -18,37 +21,34 @@ from tui.cli_common import (
     ActorOption,
     AppOption,
     DbOption,
+    JsonOption,
+    ServerOption,
     Settings,
+    TokenOption,
     db_location,
     fail,
     merge_settings,
     resolve_actor,
     run_on_runtime,
 )
+from tui.fast_list import KIND_SHOWN as _KIND_SHOWN
 from tui.formatting import format_age
 
 runs_app = typer.Typer(
     add_completion=False, no_args_is_help=True, rich_markup_mode=None, help="Headless commands on pending runs (no UI)."
 )
 
-#: how each kind of pending call is shown (``interrupted``: its tool started, no result was stored).
-_KIND_SHOWN = {"approval": "approval", "suspend": "input", "interrupted": "interrupted"}
-
-ToolCallOption = Annotated[str | None, typer.Option("--tool-call", help="Tool call id (default: latest)")]
+ToolCallOption = Annotated[
+    str | None, typer.Option("--tool-call", help="Tool call id or a unique prefix of 6+ characters (default: latest)")
+]
+RunArgument = Annotated[str, typer.Argument(metavar="RUN", help="Run id, or a unique prefix of 6+ characters")]
+PageOption = Annotated[int, typer.Option("--page", help="Page number, from 1 (newest first)")]
 
 FingerprintOption = Annotated[str | None, typer.Option("--fingerprint", help="Approve only if it matches")]
 
 
 def _age(when: datetime) -> str:
     return format_age((datetime.now(UTC) - when).total_seconds())
-
-
-def _expires(when: str | None, now: datetime) -> str:
-    """``in 9m`` / ``overdue 2m`` / ``-``."""
-    if not when:
-        return "-"
-    left = (datetime.fromisoformat(when) - now).total_seconds()
-    return f"in {format_age(left)}" if left >= 0 else f"overdue {format_age(-left)}"
 
 
 def _clean(value: Any) -> str:
@@ -62,16 +62,18 @@ def runs_list(
     ctx: typer.Context,
     db: DbOption = None,
     app_spec: AppOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
+    server: ServerOption = None,
+    token: TokenOption = None,
+    as_json: JsonOption = False,
     thread: Annotated[str | None, typer.Option("--thread", help="Only this thread")] = None,
     resource: Annotated[str | None, typer.Option("--resource", help="Only this resource")] = None,
     agent: Annotated[str | None, typer.Option("--agent", help="Only this agent")] = None,
-    page: Annotated[int, typer.Option("--page", min=0)] = 0,
+    page: PageOption = 1,
     per_page: Annotated[int, typer.Option("--per-page", min=1, max=1000)] = 50,
 ) -> None:
-    """List runs waiting for a decision."""
+    """List runs waiting for a decision, newest first."""
     list_runs(
-        merge_settings(ctx, db, app_spec),
+        merge_settings(ctx, db, app_spec, server, token),
         as_json=as_json,
         thread=thread,
         resource=resource,
@@ -81,6 +83,11 @@ def runs_list(
     )
 
 
+def check_page(page: int) -> None:
+    if page < 1:
+        fail(f"--page {page}: pages are numbered from 1 (page 1 is the newest)", 2)
+
+
 def list_runs(
     settings: Settings,
     *,
@@ -88,44 +95,20 @@ def list_runs(
     thread: str | None = None,
     resource: str | None = None,
     agent: str | None = None,
-    page: int = 0,
+    page: int = 1,
     per_page: int = 50,
 ) -> None:
-    """``warden runs list``: store-only when no ``--app`` is given (no agents built)."""
+    """``warden runs list`` (``page`` from 1): store-only when no ``--app`` is given (no agents
+    built); through the server with ``settings.server``. ``tui.fast_list`` renders it."""
+    from tui.fast_list import render_list
+
+    check_page(page)
+    index = page - 1  # the store's and the server's pages start at 0
 
     def emit(runs: list[dict[str, Any]], total: int) -> None:
-        if as_json:
-            data = {"total": total, "page": page, "per_page": per_page, "runs": runs}
-            typer.echo(json.dumps(data, ensure_ascii=True, indent=2))
-            return
-        if not runs:
-            typer.echo("no pending runs")
-            return
-        now = datetime.now(UTC)
-        rows = [("RUN", "AGENT", "THREAD", "TOOL", "KIND", "AGE", "EXPIRES", "FINGERPRINT", "TOOL CALL")]
-        for run in runs:
-            age = format_age((now - datetime.fromisoformat(run["suspended_at"])).total_seconds())
-            for call in run["tool_calls"]:
-                rows.append(
-                    (
-                        _clean(run["run_id"]),
-                        _clean(run["agent_id"]),
-                        _clean(run["thread_id"] or "-"),
-                        _clean(call["tool_name"]),
-                        _KIND_SHOWN.get(call.get("kind", ""), "approval"),
-                        age,
-                        _expires(call.get("expires_at"), now),
-                        _clean(call["fingerprint"].removeprefix("sha256:")[:12]),
-                        _clean(call["tool_call_id"]),
-                    )
-                )
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        for r in rows:
-            typer.echo("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
-        if total > page * per_page + len(runs) or page:
-            typer.echo(f"({len(runs)} of {total} runs, page {page})")
+        typer.echo(render_list(runs, total, page=page, per_page=per_page, as_json=as_json))
 
-    if settings.app is None:
+    if settings.app is None and not settings.server:
         # Fast path: listing needs only the store, not the agents (no agent_core import).
         from tui.headless import list_from_store
 
@@ -136,7 +119,7 @@ def list_runs(
                     agent_id=agent,
                     thread_id=thread,
                     resource_id=resource,
-                    page=page,
+                    page=index,
                     per_page=per_page,
                 )
             )
@@ -148,20 +131,40 @@ def list_runs(
 
     async def go(runtime: Any) -> None:
         result = await runtime.list_suspended_runs(
-            agent_id=agent, thread_id=thread, resource_id=resource, page=page, per_page=per_page
+            agent_id=agent, thread_id=thread, resource_id=resource, page=index, per_page=per_page
         )
         emit([r.model_dump(mode="json") for r in result.runs], result.total)
 
     run_on_runtime(settings, go)
 
 
+async def resolve_id(runtime: Any, given: str, *, run_id: str | None = None) -> str:
+    """The full id ``given`` names (itself, or a unique prefix of 6+ characters); an id the store
+    does not know is passed on as given, so the command reports it as it always did (a finished
+    run's decision is ``AGENT_TOOL_CALL_ALREADY_DECIDED``, not "not found")."""
+    from agent_core.errors import SnapshotNotFound, ToolCallNotSuspended
+
+    try:
+        return str(await runtime.resolve_id(given, run_id=run_id))
+    except (SnapshotNotFound, ToolCallNotSuspended):
+        return given
+
+
+async def resolve_ids(runtime: Any, run: str, tool_call: str | None) -> tuple[str, str | None]:
+    """The full run id and tool-call id that ``run`` and ``tool_call`` (6+ character prefixes) name."""
+    run_id = await resolve_id(runtime, run)
+    return run_id, (None if tool_call is None else await resolve_id(runtime, tool_call, run_id=run_id))
+
+
 @runs_app.command("show")
 def runs_show(
     ctx: typer.Context,
-    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    run: RunArgument,
     db: DbOption = None,
     app_spec: AppOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
+    server: ServerOption = None,
+    token: TokenOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Show a pending run: the request that started it, the model's text before each call, the
     calls (k of n in their step), arguments, fingerprints, input schemas, and decisions taken."""
@@ -169,8 +172,10 @@ def runs_show(
     from tui.untrusted import escape_unsafe, to_json
 
     async def go(runtime: Any) -> None:
+        run_id = await resolve_id(runtime, run_arg)
         run = await runtime.get_suspended_run(run_id)
-        context = await run_context(runtime, run.run_id)
+        remote_context = getattr(runtime, "run_context", None)  # RemoteRuntime: the server's context route
+        context = await (remote_context(run.run_id) if remote_context else run_context(runtime, run.run_id))
         if as_json:
             out = run.model_dump(mode="json")
             out["context"] = context.to_json()
@@ -228,11 +233,20 @@ def runs_show(
                 line = f"  {_clean(d.tool_name)}: {d.decision} by {_clean(d.actor or 'unknown')}"
                 typer.echo(line + (f": {_clean(d.reason)}" if d.reason else ""))
 
-    run_on_runtime(merge_settings(ctx, db, app_spec), go)
+    run_arg = run
+    run_on_runtime(merge_settings(ctx, db, app_spec, server, token), go)
 
 
-async def _print_stream(stream: Any) -> None:
+async def _print_stream(stream: Any, *, as_json: bool = False) -> None:
+    """What a decision led to: the run's chunks as lines, or with ``as_json`` one JSON object
+    (``run_id``, ``status``, ``chunks`` in the wire encoding)."""
     from tui.untrusted import escape_unsafe, to_json
+
+    if as_json:
+        chunks = [chunk.to_json() async for chunk in stream.full_stream]
+        out = {"run_id": stream.run_id, "status": stream.status, "chunks": chunks}
+        typer.echo(json.dumps(out, ensure_ascii=True, indent=2))
+        return
 
     text_open = False
     async for chunk in stream.full_stream:
@@ -265,10 +279,20 @@ async def _print_stream(stream: Any) -> None:
     typer.echo(f"status: {stream.status}")
 
 
+def _decider(settings: Settings, actor: str | None) -> str | None:
+    """Who decides: ``--actor``, ``$WARDEN_ACTOR``, else the OS user; on a server, the server
+    records its token's name, so ``--actor`` there is a usage error rather than ignored."""
+    if settings.server:
+        if actor:
+            fail("--actor with --server: the server records the name of the token as the actor", 2)
+        return None
+    return resolve_actor(actor)
+
+
 @runs_app.command("approve")
 def runs_approve(
     ctx: typer.Context,
-    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    run: RunArgument,
     tool_call: ToolCallOption = None,
     fingerprint: FingerprintOption = None,
     args: Annotated[
@@ -276,7 +300,10 @@ def runs_approve(
     ] = None,
     db: DbOption = None,
     app_spec: AppOption = None,
+    server: ServerOption = None,
+    token: TokenOption = None,
     actor: ActorOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Approve a pending call; the tool runs and the agent continues.
 
@@ -289,61 +316,76 @@ def runs_approve(
             fail(f"--args is not valid JSON: {error}", 2)
         if not isinstance(edited, dict):
             fail("--args must be a JSON object", 2)
-
-    who = resolve_actor(actor)
+    settings = merge_settings(ctx, db, app_spec, server, token)
+    who = _decider(settings, actor)
 
     async def go(runtime: Any) -> None:
+        run_id, call_id = await resolve_ids(runtime, run, tool_call)
         extra = {"args": edited} if edited is not None else {}
         stream = await runtime.approve_tool_call(
-            run_id=run_id, tool_call_id=tool_call, fingerprint=fingerprint, actor=who, **extra
+            run_id=run_id, tool_call_id=call_id, fingerprint=fingerprint, actor=who, **extra
         )
-        await _print_stream(stream)
+        await _print_stream(stream, as_json=as_json)
 
-    run_on_runtime(merge_settings(ctx, db, app_spec), go)
+    run_on_runtime(settings, go)
 
 
 @runs_app.command("decline")
 def runs_decline(
     ctx: typer.Context,
-    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    run: RunArgument,
     tool_call: ToolCallOption = None,
     reason: Annotated[str | None, typer.Option("--reason", help="Told to the model")] = None,
     db: DbOption = None,
     app_spec: AppOption = None,
+    server: ServerOption = None,
+    token: TokenOption = None,
     actor: ActorOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Decline a pending call; the tool never runs and the model is told why."""
-    who = resolve_actor(actor)
+    settings = merge_settings(ctx, db, app_spec, server, token)
+    who = _decider(settings, actor)
 
     async def go(runtime: Any) -> None:
-        stream = await runtime.decline_tool_call(run_id=run_id, tool_call_id=tool_call, reason=reason, actor=who)
-        await _print_stream(stream)
+        run_id, call_id = await resolve_ids(runtime, run, tool_call)
+        stream = await runtime.decline_tool_call(run_id=run_id, tool_call_id=call_id, reason=reason, actor=who)
+        await _print_stream(stream, as_json=as_json)
 
-    run_on_runtime(merge_settings(ctx, db, app_spec), go)
+    run_on_runtime(settings, go)
 
 
 @runs_app.command("resume")
 def runs_resume(
     ctx: typer.Context,
-    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    run: RunArgument,
     data: Annotated[str, typer.Option("--data", help="Resume data as a JSON object")],
     tool_call: ToolCallOption = None,
     db: DbOption = None,
     app_spec: AppOption = None,
+    server: ServerOption = None,
+    token: TokenOption = None,
     actor: ActorOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Resume a suspended tool with data matching its resume schema."""
-    who = resolve_actor(actor)
     try:
         resume_data = json.loads(data)
     except ValueError as error:
         fail(f"--data is not valid JSON: {error}", 2)
+    settings = merge_settings(ctx, db, app_spec, server, token)
+    who = _decider(settings, actor)
 
     async def go(runtime: Any) -> None:
-        stream = await runtime.resume_stream(resume_data, run_id=run_id, tool_call_id=tool_call, actor=who)
-        await _print_stream(stream)
+        run_id, call_id = await resolve_ids(runtime, run, tool_call)
+        stream = await runtime.resume_stream(resume_data, run_id=run_id, tool_call_id=call_id, actor=who)
+        await _print_stream(stream, as_json=as_json)
 
-    run_on_runtime(merge_settings(ctx, db, app_spec), go)
+    run_on_runtime(settings, go)
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'s' if n != 1 else ''}"
 
 
 @runs_app.command("recover")
@@ -351,17 +393,20 @@ def runs_recover(
     ctx: typer.Context,
     db: DbOption = None,
     app_spec: AppOption = None,
+    server: ServerOption = None,
+    token: TokenOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Recover runs left behind by a crash: continue those whose calls all have results,
     put decided calls whose tool never started back to pending, re-run interrupted
-    calls of idempotent tools. Needs --app (the agents continue the runs)."""
-    settings = merge_settings(ctx, db, app_spec)
-    if settings.app is None:
-        fail("warden runs recover needs --app module:runtime (the agents continue the runs)", 2)
+    calls of idempotent tools. Needs --app (the agents continue the runs), or --server."""
+    settings = merge_settings(ctx, db, app_spec, server, token)
+    if settings.app is None and not settings.server:
+        fail("warden runs recover needs --app module:runtime (the agents continue the runs) or --server URL", 2)
 
     async def go(runtime: Any) -> None:
         advanced = await runtime.recover()
-        typer.echo(f"recovered {advanced} run{'s' if advanced != 1 else ''}")
+        typer.echo(json.dumps({"recovered": advanced}) if as_json else f"recovered {_count(advanced, 'run')}")
 
     run_on_runtime(settings, go)
 
@@ -371,16 +416,19 @@ def runs_sweep(
     ctx: typer.Context,
     db: DbOption = None,
     app_spec: AppOption = None,
+    server: ServerOption = None,
+    token: TokenOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Expire approvals past their deadline (approval_timeout): the tools never run, the
-    models are told, the runs continue. Needs --app (the agents continue the runs)."""
-    settings = merge_settings(ctx, db, app_spec)
-    if settings.app is None:
-        fail("warden runs sweep needs --app module:runtime (the agents continue the runs)", 2)
+    models are told, the runs continue. Needs --app (the agents continue the runs), or --server."""
+    settings = merge_settings(ctx, db, app_spec, server, token)
+    if settings.app is None and not settings.server:
+        fail("warden runs sweep needs --app module:runtime (the agents continue the runs) or --server URL", 2)
 
     async def go(runtime: Any) -> None:
         expired = await runtime.sweep()
-        typer.echo(f"expired {expired} approval{'s' if expired != 1 else ''}")
+        typer.echo(json.dumps({"expired": expired}) if as_json else f"expired {_count(expired, 'approval')}")
 
     run_on_runtime(settings, go)
 
@@ -395,7 +443,9 @@ def grants_list(
     ctx: typer.Context,
     db: DbOption = None,
     app_spec: AppOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="JSON output")] = False,
+    server: ServerOption = None,
+    token: TokenOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """List live grants."""
 
@@ -409,7 +459,7 @@ def grants_list(
         for g in grants:
             typer.echo(f"{g.id}  {_clean(g.describe())}  (by {_clean(g.created_by or '-')})")
 
-    run_on_runtime(merge_settings(ctx, db, app_spec), go)
+    run_on_runtime(merge_settings(ctx, db, app_spec, server, token), go)
 
 
 @grants_app.command("create")
@@ -417,14 +467,19 @@ def grants_create(
     ctx: typer.Context,
     tool_name: Annotated[str, typer.Argument(metavar="TOOL", help="The agent's name for the tool")],
     scope: Annotated[str, typer.Option("--scope", help="run | thread | resource | agent")],
-    scope_id: Annotated[str | None, typer.Option("--id", help="The run, thread or resource id")] = None,
+    scope_id: Annotated[
+        str | None, typer.Option("--id", help="The run (or a 6+ character prefix), thread or resource id")
+    ] = None,
     agent: Annotated[str | None, typer.Option("--agent", help="The agent (scope agent)")] = None,
     match: Annotated[str | None, typer.Option("--match", help="Argument values to pin (JSON object)")] = None,
     expires_in: Annotated[float, typer.Option("--expires-in", help="Seconds (default 3600)")] = 3600,
     forever: Annotated[bool, typer.Option("--no-expiry", help="Until revoked")] = False,
     db: DbOption = None,
     app_spec: AppOption = None,
+    server: ServerOption = None,
+    token: TokenOption = None,
     actor: ActorOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Approve future calls of a tool in a scope without asking ("always allow")."""
     args_match = None
@@ -433,19 +488,25 @@ def grants_create(
             args_match = json.loads(match)
         except ValueError as error:
             fail(f"--match is not valid JSON: {error}", 2)
-    settings = merge_settings(ctx, db, app_spec)
-    who = resolve_actor(actor)
+    settings = merge_settings(ctx, db, app_spec, server, token)
+    who = _decider(settings, actor)
 
     async def go(runtime: Any) -> None:
+        target = scope_id
+        if scope == "run" and scope_id is not None:
+            target = await resolve_id(runtime, scope_id)
         g = await runtime.grant(
             tool_name,
             scope=scope,
-            scope_id=scope_id,
+            scope_id=target,
             agent_id=agent,
             args_match=args_match,
             expires_in=None if forever else expires_in,
             actor=who if who is not None else runtime.actor,
         )
+        if as_json:
+            typer.echo(json.dumps(g.model_dump(mode="json"), ensure_ascii=True, indent=2))
+            return
         typer.echo(f"{g.id}  {_clean(g.describe())}")
 
     run_on_runtime(settings, go)
@@ -457,49 +518,14 @@ def grants_revoke(
     grant_id: Annotated[str, typer.Argument(metavar="GRANT")],
     db: DbOption = None,
     app_spec: AppOption = None,
+    server: ServerOption = None,
+    token: TokenOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Revoke a grant (calls it already approved stay approved)."""
 
     async def go(runtime: Any) -> None:
         await runtime.revoke_grant(grant_id)
-        typer.echo(f"revoked {grant_id}")
+        typer.echo(json.dumps({"revoked": grant_id}) if as_json else f"revoked {_clean(grant_id)}")
 
-    run_on_runtime(merge_settings(ctx, db, app_spec), go)
-
-
-def fast_runs_list(argv: list[str]) -> bool:
-    """``warden runs list`` without typer's start-up cost (it builds pydantic adapters for every option).
-
-    Handles the plain store-only form; anything else (``--app``, ``--help``, an unknown
-    option) returns False and typer parses the command as usual.
-    """
-    import argparse
-
-    if argv[:2] != ["runs", "list"] or any(a in ("--help", "-h") or a.startswith("--app") for a in argv):
-        return False
-    parser = argparse.ArgumentParser(add_help=False, exit_on_error=False, allow_abbrev=False)
-    parser.add_argument("--db")
-    parser.add_argument("--json", action="store_true", dest="as_json")
-    for name in ("--thread", "--resource", "--agent"):
-        parser.add_argument(name)
-    parser.add_argument("--page", type=int, default=0)
-    parser.add_argument("--per-page", type=int, default=50, dest="per_page")
-    try:
-        ns, rest = parser.parse_known_args(argv[2:])
-    except (argparse.ArgumentError, SystemExit):
-        return False
-    if rest or ns.page < 0 or not 1 <= ns.per_page <= 1000:
-        return False
-    try:
-        list_runs(
-            Settings(db=ns.db),
-            as_json=ns.as_json,
-            thread=ns.thread,
-            resource=ns.resource,
-            agent=ns.agent,
-            page=ns.page,
-            per_page=ns.per_page,
-        )
-    except typer.Exit as exit_:
-        sys.exit(exit_.exit_code)
-    return True
+    run_on_runtime(merge_settings(ctx, db, app_spec, server, token), go)

@@ -18,6 +18,7 @@ from agent_core import wire
 from agent_core.chunks import Chunk
 from agent_core.stream import GenerateResult
 from agent_core.views import AuditPage, Grant, SuspendedRun, SuspendedRunList
+from storage.audit import ChainReport
 from storage.events import StoreEvent
 from warden_client._common import (
     DEFAULT_TIMEOUT,
@@ -390,6 +391,29 @@ class SyncWardenClient:
         """A run's calls with their context, its conversation and its decisions
         (``GET /api/runs/{runId}/context``, Warden extension)."""
         return json_of(self.http.get(wire.path("/api/runs/{runId}/context", runId=run_id)))
+
+    def resolve_id(self, prefix: str, *, run_id: str | None = None) -> str:
+        """The full run id (or, with ``run_id``, that run's tool-call id) a unique prefix of 6+
+        characters names, like ``Runtime.resolve_id`` (``GET /api/resolve``, Warden extension)."""
+        params = (
+            {"prefix": prefix, "kind": "run"} if run_id is None else {"prefix": prefix, "kind": "call", "runId": run_id}
+        )
+        return str(json_of(self.http.get("/api/resolve", params=params))["id"])
+
+    def recover(self) -> int:
+        """Crash recovery now, like ``Runtime.recover``; how many runs advanced (``POST /api/recover``)."""
+        return int(json_of(self.http.post("/api/recover"))["recovered"])
+
+    def verify_audit(self) -> ChainReport:
+        """Check the audit trail's hash chain, like ``Runtime.verify_audit`` (``GET /api/audit/verify``)."""
+        data = json_of(self.http.get("/api/audit/verify"))
+        return ChainReport(
+            ok=bool(data["ok"]),
+            checked=int(data["checked"]),
+            unsealed=int(data.get("unsealed") or 0),
+            broken_seq=data.get("brokenSeq"),
+            problem=data.get("problem"),
+        )
 
     def sweep(self) -> int:
         """Expire overdue approvals now, like ``Runtime.sweep``; how many expired."""

@@ -23,7 +23,7 @@ from agent_core import wire
 from agent_core.errors import AgentNotFound, WardenError
 from agent_core.notify import watch_pending
 from agent_core.webhooks import WebhookNotifier
-from warden_server import context_routes, events, external_routes, handover
+from warden_server import context_routes, events, external_routes, handover, resolve_routes
 from warden_server import errors as E
 from warden_server.external import ExternalCalls
 from warden_server.limits import InvalidBody, parse_json_body
@@ -461,6 +461,26 @@ ROUTES: list[tuple[RouteSpec, Callable[[Request], Awaitable[Response]]]] = [
     (
         RouteSpec("GET", context_routes.PATH, "getRunContext", "A run's context and decisions"),
         context_routes.get_run_context,
+    ),
+    (
+        RouteSpec(
+            "GET",
+            resolve_routes.RESOLVE,
+            "resolveId",
+            "The full run or tool-call id a unique prefix (6+ characters) names (Warden extension)",
+            query=resolve_routes.ResolveQuery,
+        ),
+        resolve_routes.resolve,
+    ),
+    (
+        RouteSpec("POST", resolve_routes.RECOVER, "recover", "Crash recovery now (Warden extension)", role="approver"),
+        resolve_routes.recover,
+    ),
+    (
+        RouteSpec(
+            "GET", resolve_routes.AUDIT_VERIFY, "verifyAudit", "Check the audit trail's hash chain (Warden extension)"
+        ),
+        resolve_routes.verify_audit,
     ),
     (
         RouteSpec(

@@ -141,6 +141,7 @@ def serve(
             raise ServeError(f"--tokens-file: {exc}") from None
         log.info("%d named token(s) from %s", len(named), tokens_file)
     check_bind(host, token or ("named tokens" if named else None))
+    runtime = load_runtime(app)  # before the warnings: a bad --app is the one line printed
     if token and len(token) < 16:
         log.warning(
             "the API token is short (%d characters): use a long random one, e.g. `openssl rand -hex 32`", len(token)
@@ -157,7 +158,6 @@ def serve(
         if not secret:
             log.warning("webhooks are not signed: set --webhook-secret or %s", WEBHOOK_SECRET_ENV)
         notifier = WebhookNotifier(list(webhooks), secret)
-    runtime = load_runtime(app)
     asgi = create_app(
         runtime,
         token=token,

@@ -59,6 +59,8 @@ def _errors_for(spec: Any) -> list[str]:
         statuses.append("404")  # an unknown agent, run or grant (a listing's agentId filter included)
     if spec.query is not None or spec.body is not None:
         statuses.append("422")
+    if spec.name == "resolveId":
+        statuses.append("409")  # an ambiguous prefix
     if spec.body is not None:
         statuses += ["408", "413"]
         if spec.name not in ("stream", "generate"):
@@ -132,6 +134,28 @@ def _response_schema(spec: Any, components: dict[str, Any]) -> dict[str, Any]:
         return _view_schema(Grant, components)
     if spec.name == "revokeGrant":
         return {"type": "object", "required": ["revoked"], "properties": {"revoked": {"type": "string"}}}
+    if spec.name == "resolveId":
+        return {
+            "type": "object",
+            "required": ["id", "kind"],
+            "properties": {"id": {"type": "string"}, "kind": {"type": "string", "enum": ["run", "call"]}},
+        }
+    if spec.name == "recover":
+        return {"type": "object", "required": ["recovered"], "properties": {"recovered": {"type": "integer"}}}
+    if spec.name == "verifyAudit":
+        nullable_int = {"anyOf": [{"type": "integer"}, {"type": "null"}]}
+        nullable_str = {"anyOf": [{"type": "string"}, {"type": "null"}]}
+        return {
+            "type": "object",
+            "required": ["ok", "checked", "unsealed", "brokenSeq", "problem"],
+            "properties": {
+                "ok": {"type": "boolean"},
+                "checked": {"type": "integer"},
+                "unsealed": {"type": "integer"},
+                "brokenSeq": nullable_int,
+                "problem": nullable_str,
+            },
+        }
     if spec.name == "getRunContext":
         return {
             "type": "object",

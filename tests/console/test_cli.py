@@ -38,8 +38,19 @@ async def test_headless_commands_never_import_textual(db_path):
         result = warden(*args, db=db_path, importtime=True)
         assert result.returncode == 0, (args, result.stderr[-500:])
         modules = imported_modules(result.stderr)
-        assert "tui" in modules and "typer" in modules  # the CLI really ran
+        assert "tui.fast_list" in modules  # the CLI really ran (its entry point tries the fast listing first)
         assert not {m for m in modules if m == "textual" or m.startswith("textual.")}, args
+
+
+async def test_runs_list_on_sqlite_imports_neither_typer_nor_asyncio_nor_agent_core(db_path):
+    await suspend_runs(db_path, [("ops", "delete record abc-123")])
+    result = warden("runs", "list", "--json", "--page", "1", db=db_path, importtime=True)
+    assert result.returncode == 0, result.stderr[-500:]
+    modules = imported_modules(result.stderr)
+    assert "tui.fast_list" in modules and "storage.sqlite" in modules
+    heavy = {"typer", "asyncio", "agent_core", "aiosqlite", "asyncpg", "httpx", "pydantic", "regex", "textual"}
+    assert not heavy & modules, heavy & modules
+    assert json.loads(result.stdout)["total"] == 1
 
 
 async def test_runs_list_json_matches_the_runtime_listing(db_path):
