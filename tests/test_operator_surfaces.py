@@ -63,6 +63,7 @@ async def test_edit_deadline_and_grants_over_http(server, setup):
         chunks = [c async for c in s.full_stream]
         approval = chunks[-1]
         assert approval.type == "tool-call-approval"
+        assert approval.payload.expires_at is None  # no deadline: none on the wire either
         with pytest.raises(ToolArgsInvalid):
             await agent.approve_tool_call(run_id=s.run_id, args={"priority": "high"})
         res = await agent.approve_tool_call_generate(
@@ -74,9 +75,12 @@ async def test_edit_deadline_and_grants_over_http(server, setup):
         assert log.rows() == [("send_email", {"to": "bob@example.org", "subject": "hello", "priority": 3})]
         # deadlines: expiresAt listed, expired refused, swept by the server route
         s2 = await agent.stream("send ana@example.com", thread_id="t-2", approval_timeout=0.2)
-        [c async for c in s2.full_stream]
+        chunks2 = [c async for c in s2.full_stream]
         listed = await client.list_suspended_runs()
         assert listed.runs[0].tool_calls[0].expires_at is not None and listed.runs[0].expires_at is not None
+        # the approval chunk, decoded from the server's stream, carries the listed deadline
+        assert chunks2[-1].type == "tool-call-approval"
+        assert chunks2[-1].payload.expires_at == listed.runs[0].tool_calls[0].expires_at
         import asyncio
 
         await asyncio.sleep(0.3)
