@@ -117,7 +117,14 @@ EDIT_ARGS: list[BindingType] = [
         priority=True,
         tooltip="Validate the edited arguments and approve the call with them",
     ),
-    Binding("escape", "back", "Back", id="edit.back", tooltip="Back to the approval dialog; nothing changes"),
+    Binding(
+        "escape",
+        "back",
+        "Back",
+        id="edit.back",
+        priority=True,
+        tooltip="Back to the approval dialog; nothing changes",
+    ),
 ]
 
 GRANT_CHOICE: list[BindingType] = [

@@ -324,7 +324,9 @@ class ApprovalModal(WardenModal[ApprovalDecision]):
             if stream is not None and not self.stale:
                 self.dismiss(ApprovalDecision("approve", self.call, stream=stream, args=edited.get("args")))
 
-        self.app.push_screen(EditArgsModal(self.call, submit, clock=self.clock), closed)
+        self.app.push_screen(
+            EditArgsModal(self.call, submit, clock=self.clock, guard_seconds=self.guard_seconds), closed
+        )
 
     def action_grant(self) -> None:
         if self.guarded or self.declining or self.stale:
@@ -364,7 +366,9 @@ class ApprovalModal(WardenModal[ApprovalDecision]):
             if stream is not None and not self.stale:
                 self.dismiss(ApprovalDecision("approve", self.call, stream=stream, grant_rule=chosen.get("rule")))
 
-        self.app.push_screen(GrantChoiceModal(self.call, scopes, submit, clock=self.clock), closed)
+        self.app.push_screen(
+            GrantChoiceModal(self.call, scopes, submit, clock=self.clock, guard_seconds=self.guard_seconds), closed
+        )
 
     def _enter_decline_mode(self) -> None:
         self.declining = True
