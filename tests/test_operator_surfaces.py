@@ -109,6 +109,33 @@ async def test_edit_deadline_and_grants_over_http(server, setup):
     assert r.status_code == 422
 
 
+async def test_the_console_remote_backend_edits_grants_and_revokes(server, setup):
+    """The console's ``RemoteBackend`` (tui/backend.py) against the server: edited args, grants."""
+    from tui.backend import GrantSpec, PendingCall, RemoteBackend
+
+    _, log = setup
+    backend = await RemoteBackend.connect(server)
+    try:
+        assert backend.grants_allowed("send_email") and not backend.grants_allowed("wipe")  # allowGrants: false
+        s = await backend.start_run("mail", "send ana@example.com", thread_id="t-9")
+        call = PendingCall.from_chunk([c async for c in s.full_stream][-1])
+        with pytest.raises(ToolArgsInvalid):
+            await backend.approve(call.run_id, call.tool_call_id, call.fingerprint, args={"to": 5})
+        assert (await backend.list_pending()).total == 1  # still pending, unchanged
+        spec = GrantSpec(scope="thread", scope_id="t-9", args_match={"to": "ana@example.com"}, expires_in=900)
+        grant = await backend.grant("send_email", spec)
+        assert grant.describe() == spec.describe("send_email")
+        assert spec.describe("send_email") == "allow send_email with to=ana@example.com in thread t-9 for 15 minutes"
+        edited = await backend.approve(call.run_id, call.tool_call_id, call.fingerprint, args={"to": "bob@example.org"})
+        [c async for c in edited.full_stream]
+        assert log.rows() == [("send_email", {"to": "bob@example.org", "subject": "hello", "priority": 1})]
+        assert [g.id for g in await backend.list_grants()] == [grant.id]
+        await backend.revoke_grant(grant.id)
+        assert await backend.list_grants() == []
+    finally:
+        await backend.aclose()
+
+
 def warden(setup, *args: str) -> subprocess.CompletedProcess:
     db, log = setup
     cmd = [sys.executable, "-m", "tui.cli", *args, "--app", "tests.apps.operator:runtime"]

@@ -195,8 +195,8 @@ class ApprovalModal(WardenModal[ApprovalDecision]):
             with Horizontal(id="buttons"):
                 yield Button(Content("Leave pending  [esc]"), id="leave", compact=True)
                 yield Button(Content("Deny  [n]"), id="deny", variant="error", compact=True)
-                yield Button(Content("Edit  [e]"), id="edit", compact=True)
-                yield Button(Content("Always allow…  [g]"), id="grant", compact=True)
+                yield Button(Content("Edit [e]"), id="edit", compact=True)
+                yield Button(Content("Grant… [g]"), id="grant", compact=True)
                 yield Button(Content("Approve  [y]"), id="approve", variant="success", compact=True)
         yield Footer()
 
@@ -379,8 +379,9 @@ class ApprovalModal(WardenModal[ApprovalDecision]):
         self.query_one("#deny", Button).label = Content("Decline  [enter]")
         self.query_one("#deny", Button).refresh(layout=True)
         self.query_one("#leave", Button).label = Content("Back  [esc]")
-        for button_id in ("#approve", "#edit", "#grant"):
-            self.query_one(button_id, Button).disabled = True
+        self.query_one("#approve", Button).disabled = True
+        for button_id in ("#edit", "#grant"):  # room for the reason's buttons at 80 columns
+            self.query_one(button_id, Button).add_class("hidden")
         self.refresh_bindings()
         self.call_after_refresh(self._fit)
         reason.focus()
@@ -393,8 +394,9 @@ class ApprovalModal(WardenModal[ApprovalDecision]):
         self.query_one("#reason-help").add_class("hidden")
         self.query_one("#deny", Button).label = Content("Deny  [n]")
         self.query_one("#leave", Button).label = Content("Leave pending  [esc]")
-        for button_id in ("#approve", "#edit", "#grant"):
-            self.query_one(button_id, Button).disabled = False
+        self.query_one("#approve", Button).disabled = False
+        for button_id in ("#edit", "#grant"):
+            self.query_one(button_id, Button).remove_class("hidden")
         self.refresh_bindings()
         self.call_after_refresh(self._fit)
         self.query_one("#args-scroll").focus()
