@@ -150,7 +150,9 @@ def test_edit_args_view_80x24(snap_compare):
     async def invalid_edit(pilot):
         pilot.app.screen.query_one(TextArea).text = '{\n  "to": "bob@example.org",\n  "subject": \n}'
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: "not valid JSON" in str(pilot.app.screen.query_one("#edit-error").render()), "err")
+        await wait_for(
+            pilot, lambda: "not valid JSON" in str(pilot.app.screen.query_one("#edit-error").render()), "err"
+        )
 
     run_before = _sub_screen(deadline_call(), "e", EditArgsModal, invalid_edit)
     assert snap_compare(make_app(FakeBackend()), terminal_size=(80, 24), run_before=run_before)
