@@ -168,6 +168,10 @@ async def test_grants_screen_lists_and_revokes_with_a_confirmation(db_path):
         assert gone.id not in [g.id for g in screen.grants]
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, GrantsScreen), "closed")
+        # the command palette has it too
+        [command] = [c for c in app.get_system_commands(app.screen) if c.title == "Grants"]
+        app.call_later(command.callback)
+        await wait_for(pilot, lambda: isinstance(app.screen, GrantsScreen), "grants from the palette")
 
 
 # -- deadlines ----------------------------------------------------------------------------------------
@@ -214,3 +218,40 @@ async def test_time_left_and_the_warning_under_a_minute(db_path):
         app.run_screen.tick_deadlines()
         assert log_text(app).count("expires in") == 1 and bells == [1]  # warned once
         await pilot.press("escape")
+
+
+async def test_deciding_after_the_deadline_says_expired_not_an_error(db_path):
+    app = demo_app(db_path)
+
+    async def no_sweep() -> int:  # another process is slow to sweep: the operator decides too late
+        return 0
+
+    async with app.run_test(size=SIZE) as pilot:
+        runtime = app.backend.runtime
+        runtime.sweep = no_sweep
+        runtime.get_agent("ops").tools["delete_record"].approval_timeout = 0.2
+        await type_prompt(pilot, "delete record abc-125")
+        await wait_for(pilot, lambda: showing(app, ApprovalModal), "approval dialog")
+        expires_at = app.screen.call.expires_at
+        await wait_for(pilot, lambda: datetime.now(UTC) > expires_at + timedelta(seconds=0.05), "deadline passed")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: notified(app, "(expired, not declined)"), "expired message")
+        assert not app.run_screen.pending.calls and app.decisions == 0
+        assert type(app.screen).__name__ == "RunScreen"  # a message, no error modal
+    assert "abc-125" in list_records(records_path(db_path))
+
+
+def test_the_expired_chunk_is_logged_as_expired():
+    from agent_core.chunks import make_chunk
+    from tui.components.render import render_chunk
+
+    chunk = make_chunk(
+        "tool-call-expired",
+        "r1",
+        tool_call_id="c0",
+        tool_name="send_email",
+        args={"to": "ana@example.com"},
+        expired_at=datetime(2026, 1, 1, tzinfo=UTC),
+    )
+    line = render_chunk(chunk)
+    assert line is not None and line.plain == "⌛ expired (no decision before its deadline; not run): send_email"
