@@ -35,7 +35,7 @@ from tui.context import RunContext
 from tui.deadlines import time_left_text
 from tui.formatting import format_age
 from tui.screens.base import WardenModal
-from tui.untrusted import json_text, safe_text, scan, summarize
+from tui.untrusted import escape_unsafe, json_text, safe_text, scan, summarize
 
 #: Attempts to read the context of a call whose snapshot is still being written (live streams).
 CONTEXT_ATTEMPTS = 10
@@ -332,8 +332,9 @@ class ApprovalModal(WardenModal[ApprovalDecision]):
         if self.guarded or self.declining or self.stale:
             return
         if not self.backend.grants_allowed(self.call.tool_name):
+            tool = escape_unsafe(self.call.tool_name, multiline=False)  # untrusted, and not markup
             self.notify(
-                f"{self.call.tool_name} was created with allow_grants=False: grants are not allowed for this "
+                f"{tool} was created with allow_grants=False: grants are not allowed for this "
                 "tool; decide this call with y or n.",
                 title="No grants for this tool",
                 severity="warning",
