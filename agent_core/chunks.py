@@ -59,6 +59,16 @@ class ToolCallApprovalPayload(Payload):
     fingerprint: str
     resume_schema: dict[str, Any] | None = None
     agent_path: list[str] = Field(default_factory=list)
+    #: the approval deadline (``approval_timeout``); None: it waits until decided (left out of JSON).
+    expires_at: datetime | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_no_deadline(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for key in ("expires_at", "expiresAt"):
+            if data.get(key, 0) is None:
+                del data[key]
+        return data
 
 
 class ToolCallSuspendedPayload(Payload):

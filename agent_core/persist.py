@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel
@@ -188,6 +189,7 @@ class Runs:
                     fingerprint=row.fingerprint,
                     resume_schema=row.resume_schema,
                     agent_path=row.agent_path,
+                    expires_at=None if row.expires_at is None else datetime.fromtimestamp(row.expires_at, UTC),
                 )
             else:
                 chunk = make_chunk(

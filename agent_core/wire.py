@@ -321,6 +321,8 @@ def _tool_info(name: str, tool: Any) -> dict[str, Any]:
     req = getattr(tool, "require_approval", None)
     if req is not None:
         info["requireApproval"] = req
+    if getattr(tool, "allow_grants", True) is False:
+        info["allowGrants"] = False  # the console's grant key says so before asking
     schema = getattr(tool, "input_schema", None)
     if isinstance(schema, type) and issubclass(schema, BaseModel):
         info["inputSchema"] = schema.model_json_schema()

@@ -28,6 +28,7 @@ from agent_core import (
     fingerprint,
 )
 from agent_core.call_state import TRANSITIONS
+from agent_core.chunks import Chunk
 from agent_core.engine import EDITED_NOTE, EXPIRED_MESSAGE
 from tests.apps.operator import build_runtime
 from tests.helpers import ExecLog
@@ -239,6 +240,12 @@ async def test_deadline_precedence_and_input_requests(db, exec_log):
         _, call = await pending_call(rt, s.run_id)
         left = (call.expires_at - datetime.now(UTC)).total_seconds()
         assert 990 < left <= 1000  # the tool's own setting wins
+        # the tool-call-approval chunk carries the same deadline (expiresAt in JSON, ISO UTC)
+        [approval] = [c for c in await s.chunks() if c.type == "tool-call-approval"]
+        assert approval.payload.expires_at == call.expires_at
+        wire_payload = approval.to_json()["payload"]
+        assert wire_payload["expiresAt"].endswith("Z") and "expires_at" not in wire_payload
+        assert Chunk.from_json(approval.to_json()).payload.expires_at == call.expires_at
     with pytest.raises(InvalidRequest):
         async with Runtime(agents={"a": agent}, storage=open_store(db)) as rt:
             await agent.stream("go", approval_timeout=-1)

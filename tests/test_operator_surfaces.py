@@ -63,6 +63,7 @@ async def test_edit_deadline_and_grants_over_http(server, setup):
         chunks = [c async for c in s.full_stream]
         approval = chunks[-1]
         assert approval.type == "tool-call-approval"
+        assert approval.payload.expires_at is None  # no deadline: none on the wire either
         with pytest.raises(ToolArgsInvalid):
             await agent.approve_tool_call(run_id=s.run_id, args={"priority": "high"})
         res = await agent.approve_tool_call_generate(
@@ -74,9 +75,12 @@ async def test_edit_deadline_and_grants_over_http(server, setup):
         assert log.rows() == [("send_email", {"to": "bob@example.org", "subject": "hello", "priority": 3})]
         # deadlines: expiresAt listed, expired refused, swept by the server route
         s2 = await agent.stream("send ana@example.com", thread_id="t-2", approval_timeout=0.2)
-        [c async for c in s2.full_stream]
+        chunks2 = [c async for c in s2.full_stream]
         listed = await client.list_suspended_runs()
         assert listed.runs[0].tool_calls[0].expires_at is not None and listed.runs[0].expires_at is not None
+        # the approval chunk, decoded from the server's stream, carries the listed deadline
+        assert chunks2[-1].type == "tool-call-approval"
+        assert chunks2[-1].payload.expires_at == listed.runs[0].tool_calls[0].expires_at
         import asyncio
 
         await asyncio.sleep(0.3)
@@ -103,6 +107,33 @@ async def test_edit_deadline_and_grants_over_http(server, setup):
         assert forever.expires_at is None
     r = httpx.post(server + "/api/grants", json={"toolName": "send_email", "scope": "nope"})
     assert r.status_code == 422
+
+
+async def test_the_console_remote_backend_edits_grants_and_revokes(server, setup):
+    """The console's ``RemoteBackend`` (tui/backend.py) against the server: edited args, grants."""
+    from tui.backend import GrantSpec, PendingCall, RemoteBackend
+
+    _, log = setup
+    backend = await RemoteBackend.connect(server)
+    try:
+        assert backend.grants_allowed("send_email") and not backend.grants_allowed("wipe")  # allowGrants: false
+        s = await backend.start_run("mail", "send ana@example.com", thread_id="t-9")
+        call = PendingCall.from_chunk([c async for c in s.full_stream][-1])
+        with pytest.raises(ToolArgsInvalid):
+            await backend.approve(call.run_id, call.tool_call_id, call.fingerprint, args={"to": 5})
+        assert (await backend.list_pending()).total == 1  # still pending, unchanged
+        spec = GrantSpec(scope="thread", scope_id="t-9", args_match={"to": "ana@example.com"}, expires_in=900)
+        grant = await backend.grant("send_email", spec)
+        assert grant.describe() == spec.describe("send_email")
+        assert spec.describe("send_email") == "allow send_email with to=ana@example.com in thread t-9 for 15 minutes"
+        edited = await backend.approve(call.run_id, call.tool_call_id, call.fingerprint, args={"to": "bob@example.org"})
+        [c async for c in edited.full_stream]
+        assert log.rows() == [("send_email", {"to": "bob@example.org", "subject": "hello", "priority": 1})]
+        assert [g.id for g in await backend.list_grants()] == [grant.id]
+        await backend.revoke_grant(grant.id)
+        assert await backend.list_grants() == []
+    finally:
+        await backend.aclose()
 
 
 def warden(setup, *args: str) -> subprocess.CompletedProcess:

@@ -18,19 +18,30 @@ from textual.screen import Screen
 from textual.widgets import Input, Select, Switch
 from textual.worker import Worker
 
-from agent_core.errors import WardenError
+from agent_core.errors import ApprovalExpired, WardenError
 from tui import keymap
 from tui.backend import GONE, ConsoleBackend, PendingCall, RunStream
 from tui.context import RunContext
-from tui.messages import CallResolved, CallsGone, DecideCall, DecisionNeeded, OpenCall, ReviewWaiting, RunRequested
+from tui.messages import (
+    CallResolved,
+    CallsGone,
+    DeadlinePassed,
+    DecideCall,
+    DecisionNeeded,
+    OpenCall,
+    ReviewWaiting,
+    RunRequested,
+)
 from tui.reconcile import Removal, dialogs_to_close
 from tui.screens.approval import ApprovalDecision, ApprovalModal
+from tui.screens.edit_args import EditArgsModal
 from tui.screens.error import ErrorModal
+from tui.screens.grant_choice import GrantChoiceModal
 from tui.screens.picker import PendingPicker
 from tui.screens.resume_form import FormDecline, ResumeFormModal
 from tui.screens.run import RunScreen
 from tui.typing_guard import BURST_GAP, OPEN_GUARD, QUIET, TypingGuard
-from tui.untrusted import escape_unsafe, safe_text
+from tui.untrusted import escape_unsafe, safe_text, to_json
 
 #: Chunks handled between two explicit yields to the event loop (keys stay responsive).
 YIELD_EVERY = 64
@@ -144,6 +155,10 @@ class WardenApp(App[None]):
             self.set_interval(
                 10.0, lambda: self.run_worker(recover, group="recover", exclusive=True, exit_on_error=False)
             )
+        if getattr(getattr(self.backend, "runtime", None), "sweep", None) is not None:
+            # approval deadlines: whoever holds a Runtime expires overdue calls (fail-closed)
+            self.run_sweep()
+            self.set_interval(10.0, self.run_sweep, name="sweep")
         self.call_after_refresh(self._startup)
 
     def _startup(self) -> None:
@@ -358,8 +373,26 @@ class WardenApp(App[None]):
         self.run_screen.type_into_prompt(event)
         return True
 
+    # -- deadlines: the sweep of a local runtime ------------------------------------------------
+    def run_sweep(self) -> Worker[None] | None:
+        """Expire overdue approvals of a local runtime now (``Runtime.sweep``); the server sweeps its own."""
+        sweep = getattr(getattr(self.backend, "runtime", None), "sweep", None)
+        if sweep is None:
+            return None
+
+        async def go() -> None:
+            if await sweep():
+                self.run_screen.poll_pending()  # expired calls leave the list, their dialogs close
+
+        return self.run_worker(go, group="sweep", exclusive=True, exit_on_error=False)
+
+    def on_deadline_passed(self, message: DeadlinePassed) -> None:
+        self.run_sweep()
+
     def _on_approval_closed(self, decision: ApprovalDecision | None) -> None:
-        if decision is not None and decision.action != "leave":
+        if decision is not None and decision.stream is not None:  # approved from the edit or grant screen
+            self._approved_here(decision)
+        elif decision is not None and decision.action != "leave":
             self.decide(
                 decision.call,
                 approve=decision.action == "approve",
@@ -367,6 +400,18 @@ class WardenApp(App[None]):
                 fingerprint=decision.fingerprint,
             )
         self._dialog_closed()
+
+    def _approved_here(self, decision: ApprovalDecision) -> None:
+        call, stream = decision.call, decision.stream
+        self.decisions += 1
+        if decision.args is not None:
+            self.run_screen.log_decision(
+                call, "approved with edited args", self.actor_label, to_json(decision.args, indent=None)
+            )
+        else:
+            self.run_screen.log_decision(call, "approved and granted", self.actor_label, decision.grant_rule)
+        self.post_message(CallResolved(call.run_id, call.tool_call_id))
+        self.run_backend(lambda: self.consume(stream), f"The approved run of {call.tool_name} failed")
 
     def _on_form_closed(self, stream: RunStream | FormDecline | None) -> None:
         call = self._dialog_open
@@ -390,21 +435,37 @@ class WardenApp(App[None]):
         self.run_backend(lambda: self._log_decided_elsewhere([r.call for r in removals]), "Could not read decisions")
         queued = {r.call.key for r in dialogs_to_close(removals, self._dialog_queue)}
         self._dialog_queue = deque(c for c in self._dialog_queue if c.key not in queued)
-        dialogs = [s for s in self.screen_stack if isinstance(s, ApprovalModal | ResumeFormModal)]
+        dialogs = [
+            s
+            for s in reversed(self.screen_stack)  # an editor or grant choice on top closes first
+            if isinstance(s, ApprovalModal | ResumeFormModal | EditArgsModal | GrantChoiceModal)
+        ]
         closing = {r.call.key for r in dialogs_to_close(removals, [d.call for d in dialogs])}
         for screen in dialogs:
             if screen.call.key in closing:
-                if screen.close_as_decided_elsewhere():
-                    call = screen.call
-                    tool = escape_unsafe(call.tool_name, multiline=False)  # untrusted, and not markup
-                    call_id = escape_unsafe(call.tool_call_id, multiline=False)
-                    self.notify(
-                        f"{tool} (run {call.run_id[:8]}, call {call_id}) was decided elsewhere "
-                        "or its run ended; its dialog was closed (the log says who decided).",
-                        title="No longer pending",
-                        severity="warning",
-                        markup=False,
-                    )
+                if screen.close_as_decided_elsewhere() and not isinstance(screen, EditArgsModal | GrantChoiceModal):
+                    self._notify_closed(screen.call)
+
+    def _notify_closed(self, call: PendingCall, *, expired: bool = False) -> None:
+        """Why a dialog closed: expired (its deadline passed: not declined, the tool never ran) or decided elsewhere."""
+        tool = escape_unsafe(call.tool_name, multiline=False)  # untrusted, and not markup
+        call_id = escape_unsafe(call.tool_call_id, multiline=False)
+        if expired or (call.expires_at is not None and call.expires_at <= self.now()):
+            self.notify(
+                f"{tool} (run {call.run_id[:8]}, call {call_id}) expired: no decision before its deadline, "
+                "so it was not run (expired, not declined); its dialog was closed.",
+                title="Expired",
+                severity="error",
+                markup=False,
+            )
+            return
+        self.notify(
+            f"{tool} (run {call.run_id[:8]}, call {call_id}) was decided elsewhere "
+            "or its run ended; its dialog was closed (the log says who decided).",
+            title="No longer pending",
+            severity="warning",
+            markup=False,
+        )
 
     async def _log_decided_elsewhere(self, calls: list[PendingCall]) -> None:
         contexts: dict[str, RunContext] = {}
@@ -432,6 +493,11 @@ class WardenApp(App[None]):
                 else:
                     stream = await self.backend.decline(call.run_id, call.tool_call_id, reason)
             except WardenError as error:
+                if error.code == ApprovalExpired.code:  # its deadline passed: expired, never declined
+                    self.post_message(CallResolved(call.run_id, call.tool_call_id))
+                    self.run_sweep()
+                    self._notify_closed(call, expired=True)
+                    return
                 if error.code in GONE:  # decided elsewhere, or the run ended: no longer ours to decide
                     self.post_message(CallResolved(call.run_id, call.tool_call_id))
                 raise
@@ -492,6 +558,12 @@ class WardenApp(App[None]):
         if not isinstance(self.screen, AuditScreen):
             self.push_screen(AuditScreen())
 
+    def action_grants(self) -> None:
+        from tui.screens.grants import GrantsScreen
+
+        if not isinstance(self.screen, GrantsScreen):
+            self.push_screen(GrantsScreen())
+
     def action_help(self) -> None:
         from tui.screens.help import HelpScreen  # rich.table only when asked
 
@@ -531,5 +603,6 @@ class WardenApp(App[None]):
         yield SystemCommand(
             "Decline focused call", "Decline the highlighted call, with a reason", self.action_decline_focused
         )
+        yield SystemCommand("Grants", "Live always-allow grants: list and revoke (f4)", self.action_grants)
         yield SystemCommand("Help", "Show all key bindings", self.action_help)
         yield from super().get_system_commands(screen)

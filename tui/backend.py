@@ -54,6 +54,8 @@ class PendingCall:
     suspend_payload: Any = None
     resume_schema: dict[str, Any] | None = None
     agent_path: tuple[str, ...] = ()
+    #: approvals with a deadline (``approval_timeout``): when the sweep expires the call.
+    expires_at: datetime | None = None
 
     @property
     def key(self) -> str:
@@ -73,6 +75,7 @@ class PendingCall:
                 fingerprint=p.fingerprint,
                 resume_schema=p.resume_schema,
                 agent_path=tuple(p.agent_path),
+                expires_at=p.expires_at,
             )
         if chunk.type == "tool-call-suspended":
             return cls(
@@ -86,6 +89,42 @@ class PendingCall:
                 agent_path=tuple(p.agent_path),
             )
         raise ValueError(f"chunk {chunk.type!r} is not a pending decision")
+
+
+@dataclass(frozen=True)
+class GrantSpec:
+    """What the grant choice asks for: ``Runtime.grant``'s keyword arguments."""
+
+    scope: Literal["run", "thread", "resource", "agent"]
+    scope_id: str | None = None
+    agent_id: str | None = None
+    args_match: dict[str, Any] | None = None
+    #: seconds; None: until revoked (only when the operator chose it explicitly).
+    expires_in: float | None = 3600
+
+    def describe(self, tool_name: str) -> str:
+        """The rule in words, the same wording as ``Grant.describe()``."""
+        from agent_core.views import describe_grant
+
+        return describe_grant(tool_name, self.scope, self.scope_id, self.agent_id, self.args_match, self.expires_in)
+
+
+def _grants_allowed(agents: Any, tool_name: str) -> bool:
+    """No tool (or delegation) of that name in these agents or their sub-agents forbids grants."""
+    seen: set[int] = set()
+    stack = list(agents)
+    while stack:
+        agent = stack.pop()
+        if id(agent) in seen:
+            continue
+        seen.add(id(agent))
+        tool = (getattr(agent, "tools", None) or {}).get(tool_name)
+        if tool is None:
+            tool = (getattr(agent, "delegates", None) or {}).get(tool_name)
+        if tool is not None and not getattr(tool, "allow_grants", True):
+            return False
+        stack.extend((getattr(agent, "delegates", None) or {}).values())
+    return True
 
 
 @dataclass(frozen=True)
@@ -131,7 +170,11 @@ class ConsoleBackend(Protocol):
         self, agent_id: str, prompt: str, *, thread_id: str | None = None, resource_id: str | None = None
     ) -> RunStream: ...
 
-    async def approve(self, run_id: str, tool_call_id: str, fingerprint: str | None) -> RunStream: ...
+    async def approve(
+        self, run_id: str, tool_call_id: str, fingerprint: str | None, *, args: dict[str, Any] | None = None
+    ) -> RunStream:
+        """``args``: run the call with these edited arguments (``ToolArgsInvalid`` if they fail the schema)."""
+        ...
 
     async def decline(self, run_id: str, tool_call_id: str, reason: str | None) -> RunStream: ...
 
@@ -156,6 +199,20 @@ class ConsoleBackend(Protocol):
     async def run_context(self, run_id: str) -> RunContext:
         """The stored run's calls with their context, its conversation, and its decisions."""
         ...
+
+    def grants_allowed(self, tool_name: str) -> bool:
+        """False when the tool was created with ``allow_grants=False`` (the grant key says so)."""
+        ...
+
+    async def grant(self, tool_name: str, spec: GrantSpec) -> Any:
+        """Create a grant (``agent_core.views.Grant``) as ``Runtime.grant`` does."""
+        ...
+
+    async def list_grants(self) -> list[Any]:
+        """The live grants (``agent_core.views.Grant``), oldest first."""
+        ...
+
+    async def revoke_grant(self, grant_id: str) -> None: ...
 
     async def aclose(self) -> None: ...
 
@@ -198,6 +255,7 @@ def pending_run_from_runtime(run: Any) -> PendingRun:
             suspend_payload=getattr(c, "suspend_payload", None),
             resume_schema=getattr(c, "resume_schema", None),
             agent_path=tuple(getattr(c, "agent_path", None) or ()),
+            expires_at=getattr(c, "expires_at", None),
         )
         for c in run.tool_calls
     )
@@ -248,8 +306,12 @@ class LocalBackend:
         agent = self.runtime.get_agent(agent_id)
         return await agent.stream(prompt, thread_id=thread_id, resource_id=resource_id)
 
-    async def approve(self, run_id: str, tool_call_id: str, fingerprint: str | None) -> RunStream:
-        return await self.runtime.approve_tool_call(run_id=run_id, tool_call_id=tool_call_id, fingerprint=fingerprint)
+    async def approve(
+        self, run_id: str, tool_call_id: str, fingerprint: str | None, *, args: dict[str, Any] | None = None
+    ) -> RunStream:
+        return await self.runtime.approve_tool_call(
+            run_id=run_id, tool_call_id=tool_call_id, fingerprint=fingerprint, args=args
+        )
 
     async def decline(self, run_id: str, tool_call_id: str, reason: str | None) -> RunStream:
         return await self.runtime.decline_tool_call(run_id=run_id, tool_call_id=tool_call_id, reason=reason)
@@ -282,12 +344,41 @@ class LocalBackend:
 
         return await run_context(self.runtime, run_id)
 
+    def grants_allowed(self, tool_name: str) -> bool:
+        return _grants_allowed(self.runtime.agents.values(), tool_name)
+
+    async def grant(self, tool_name: str, spec: GrantSpec) -> Any:
+        return await self.runtime.grant(
+            tool_name,
+            scope=spec.scope,
+            scope_id=spec.scope_id,
+            agent_id=spec.agent_id,
+            args_match=spec.args_match,
+            expires_in=spec.expires_in,
+        )
+
+    async def list_grants(self) -> list[Any]:
+        return list(await self.runtime.list_grants())
+
+    async def revoke_grant(self, grant_id: str) -> None:
+        await self.runtime.revoke_grant(grant_id)
+
     @property
     def actor(self) -> str | None:
         return getattr(self.runtime, "actor", None)
 
     async def aclose(self) -> None:
         await self.runtime.aclose()
+
+
+def _no_grants(agents: dict[str, Any]) -> frozenset[str]:
+    """Tool names some agent lists with ``allowGrants: false`` (``GET /api/agents``)."""
+    return frozenset(
+        name
+        for info in agents.values()
+        for name, tool in (info.get("tools") or {}).items()
+        if isinstance(tool, dict) and tool.get("allowGrants") is False
+    )
 
 
 def _agent_infos(agents: dict[str, Any]) -> list[AgentInfo]:
@@ -314,11 +405,15 @@ class RemoteBackend:
     agent (learned from listings, or asked of the server with ``GET /api/suspended-runs/{id}``).
     """
 
-    def __init__(self, client: Any, agents: list[AgentInfo] | None = None) -> None:
+    def __init__(
+        self, client: Any, agents: list[AgentInfo] | None = None, *, no_grants: frozenset[str] = frozenset()
+    ) -> None:
         self.client = client
         self.store_label = client.base_url
         self._agents = list(agents or [])
         self._run_agent: dict[str, str] = {}
+        #: tools the server lists with ``allowGrants: false`` (a sub-agent's unlisted tool: the server says).
+        self._no_grants = no_grants
 
     @classmethod
     async def connect(cls, base_url: str, token: str | None = None, **client_options: Any) -> RemoteBackend:
@@ -331,7 +426,7 @@ class RemoteBackend:
         except BaseException:
             await client.aclose()
             raise
-        return cls(client, _agent_infos(agents))
+        return cls(client, _agent_infos(agents), no_grants=_no_grants(agents))
 
     @classmethod
     def open(cls, base_url: str, token: str | None = None, **client_options: Any) -> RemoteBackend:
@@ -341,7 +436,9 @@ class RemoteBackend:
 
         with SyncWardenClient(base_url, token=token) as probe:
             agents = probe.list_agents()
-        return cls(WardenClient(base_url, token=token, **client_options), _agent_infos(agents))
+        return cls(
+            WardenClient(base_url, token=token, **client_options), _agent_infos(agents), no_grants=_no_grants(agents)
+        )
 
     def list_agents(self) -> list[AgentInfo]:
         return list(self._agents)
@@ -360,9 +457,13 @@ class RemoteBackend:
         self._run_agent[stream.run_id] = agent_id
         return stream
 
-    async def approve(self, run_id: str, tool_call_id: str, fingerprint: str | None) -> RunStream:
+    async def approve(
+        self, run_id: str, tool_call_id: str, fingerprint: str | None, *, args: dict[str, Any] | None = None
+    ) -> RunStream:
         agent = await self._agent_of(run_id)
-        return await agent.approve_tool_call(run_id=run_id, tool_call_id=tool_call_id, fingerprint=fingerprint)
+        return await agent.approve_tool_call(
+            run_id=run_id, tool_call_id=tool_call_id, fingerprint=fingerprint, args=args
+        )
 
     async def decline(self, run_id: str, tool_call_id: str, reason: str | None) -> RunStream:
         agent = await self._agent_of(run_id)
@@ -398,6 +499,25 @@ class RemoteBackend:
 
     async def run_context(self, run_id: str) -> RunContext:
         return RunContext.from_json(await self.client.get_run_context(run_id))
+
+    def grants_allowed(self, tool_name: str) -> bool:
+        return tool_name not in self._no_grants
+
+    async def grant(self, tool_name: str, spec: GrantSpec) -> Any:
+        return await self.client.grant(
+            tool_name,
+            scope=spec.scope,
+            scope_id=spec.scope_id,
+            agent_id=spec.agent_id,
+            args_match=spec.args_match,
+            expires_in=spec.expires_in,
+        )
+
+    async def list_grants(self) -> list[Any]:
+        return list(await self.client.list_grants())
+
+    async def revoke_grant(self, grant_id: str) -> None:
+        await self.client.revoke_grant(grant_id)
 
     async def aclose(self) -> None:
         await self.client.aclose()

@@ -25,6 +25,9 @@ APP: list[BindingType] = [
     Binding("ctrl+n", "new_run", "New run", id="app.new_run", tooltip="Clear the log and focus the prompt"),
     Binding("f3", "audit", "Audit", id="app.audit", show=False, tooltip="Who decided what: the newest audit entries"),
     Binding(
+        "f4", "grants", "Grants", id="app.grants", show=False, tooltip="Live grants (always-allow rules), to revoke"
+    ),
+    Binding(
         "ctrl+p",
         "command_palette",
         "Commands",
@@ -51,6 +54,20 @@ APPROVAL: list[BindingType] = [
         tooltip="Approve with the fingerprint shown (ignored for a moment after opening)",
     ),
     Binding("n", "decline", "Decline", id="approval.decline", tooltip="Decline, then type an optional reason"),
+    Binding(
+        "e",
+        "edit_args",
+        "Edit args",
+        id="approval.edit_args",
+        tooltip="Edit the arguments, then approve with them (checked against the tool's schema first)",
+    ),
+    Binding(
+        "g",
+        "grant",
+        "Always allow…",
+        id="approval.grant",
+        tooltip="Choose a grant (scope, pinned arguments, duration): it approves this call and later ones like it",
+    ),
     Binding("escape", "leave", "Leave pending", id="approval.leave", tooltip="Close; the call stays pending"),
     Binding(
         "enter",
@@ -89,6 +106,45 @@ RESUME_FORM: list[BindingType] = [
         tooltip="While declining: decline, the reason goes to the model",
     ),
     Binding("escape", "back", "Back to the form", id="form.back", tooltip="While declining: back to the form"),
+]
+
+EDIT_ARGS: list[BindingType] = [
+    Binding(
+        "ctrl+s",
+        "submit",
+        "Approve with these args",
+        id="edit.submit",
+        priority=True,
+        tooltip="Validate the edited arguments and approve the call with them",
+    ),
+    Binding(
+        "escape",
+        "back",
+        "Back",
+        id="edit.back",
+        priority=True,
+        tooltip="Back to the approval dialog; nothing changes",
+    ),
+]
+
+GRANT_CHOICE: list[BindingType] = [
+    Binding(
+        "ctrl+s",
+        "confirm",
+        "Grant and approve",
+        id="grant.confirm",
+        priority=True,
+        tooltip="Create the grant shown in words and approve this call",
+    ),
+    Binding("escape", "back", "Back", id="grant.back", tooltip="Back to the approval dialog; nothing changes"),
+]
+
+GRANTS: list[BindingType] = [
+    Binding("d,delete", "revoke", "Revoke", id="grants.revoke", tooltip="Revoke the highlighted grant (asks first)"),
+    Binding("y", "confirm_revoke", "Yes, revoke", id="grants.confirm", tooltip="While asked: revoke the grant"),
+    Binding("n", "cancel_revoke", "No", id="grants.cancel", tooltip="While asked: keep the grant"),
+    Binding("r", "refresh", "Refresh", id="grants.refresh", tooltip="Read the live grants again"),
+    Binding("escape,f4,q", "close", "Close", id="grants.close", tooltip="Close the grants screen"),
 ]
 
 PICKER: list[BindingType] = [
@@ -136,6 +192,9 @@ SECTIONS: list[tuple[str, list[BindingType]]] = [
     ("Run screen", RUN_SCREEN),
     ("Approval dialog", APPROVAL),
     ("Input form", RESUME_FORM),
+    ("Edit arguments", EDIT_ARGS),
+    ("Grant choice", GRANT_CHOICE),
+    ("Grants", GRANTS),
     ("Pending runs", PICKER),
     ("Audit trail", AUDIT),
     ("Help", HELP),

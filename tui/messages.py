@@ -65,3 +65,8 @@ class DecideCall(Message):
 @dataclass
 class ReviewWaiting(Message):
     """The operator asked for the dialog of the first call waiting in the banner (``f2``)."""
+
+
+@dataclass
+class DeadlinePassed(Message):
+    """A listed approval is past its deadline: the app sweeps (a local runtime) so it becomes expired."""

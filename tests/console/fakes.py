@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 from typing import Any
 
 from agent_core.chunks import Chunk, make_chunk
@@ -126,9 +127,22 @@ class FakeBackend:
         )
         return FakeStream(rid, chunks, status="suspended", hold_after=self.hold_after)
 
-    async def approve(self, run_id, tool_call_id, fingerprint) -> FakeStream:
-        self.calls.append(("approve", (run_id, tool_call_id, fingerprint)))
+    async def approve(self, run_id, tool_call_id, fingerprint, *, args=None) -> FakeStream:
+        self.calls.append(("approve", (run_id, tool_call_id, fingerprint)) if args is None else ("edit", args))
         return FakeStream(run_id, [make_chunk("finish", run_id, finish_reason="stop")])
+
+    def grants_allowed(self, tool_name: str) -> bool:
+        return True
+
+    async def grant(self, tool_name: str, spec: Any) -> Any:
+        self.calls.append(("grant", (tool_name, spec)))
+        return SimpleNamespace(id="grant_0001")
+
+    async def list_grants(self) -> list[Any]:
+        return []
+
+    async def revoke_grant(self, grant_id: str) -> None:
+        self.calls.append(("revoke", grant_id))
 
     async def decline(self, run_id, tool_call_id, reason) -> FakeStream:
         self.calls.append(("decline", (run_id, tool_call_id, reason)))

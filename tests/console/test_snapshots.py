@@ -7,6 +7,9 @@ Update them with ``pytest tests/console/test_snapshots.py --snapshot-update``.
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import timedelta
+
 import pytest
 
 from tests.console.conftest import showing, wait_for
@@ -111,3 +114,52 @@ def test_help_screen(snap_compare):
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, HelpScreen), "help")
 
     assert snap_compare(make_app(FakeBackend()), terminal_size=(110, 44), run_before=run_before)
+
+
+def _sub_screen(call, key: str, screen_type, then=None):
+    async def run_before(pilot):
+        app = pilot.app
+        app.open_dialog(call)
+        await wait_for(pilot, lambda: showing(app, ApprovalModal), "dialog")
+        await wait_for(pilot, lambda: app.screen.context_loaded, "context")
+        await pilot.press(key)
+        await wait_for(pilot, lambda: showing(app, screen_type), key)
+        if then is not None:
+            await then(pilot)
+        await pilot.pause()
+        await pilot.wait_for_scheduled_animations()
+
+    return run_before
+
+
+def deadline_call():
+    call = approval_call(tool="send_email", args={"to": "ana@example.com", "subject": "Invoice 42", "body": "Hi Ana"})
+    return replace(call, expires_at=NOW + timedelta(seconds=45))
+
+
+def test_approval_dialog_with_time_left_80x24(snap_compare):
+    """A deadline under a minute: the time left, in the warning style, above the context."""
+    assert snap_compare(make_app(FakeBackend()), terminal_size=(80, 24), run_before=_open(deadline_call()))
+
+
+def test_edit_args_view_80x24(snap_compare):
+    from textual.widgets import TextArea
+
+    from tui.screens.edit_args import EditArgsModal
+
+    async def invalid_edit(pilot):
+        pilot.app.screen.query_one(TextArea).text = '{\n  "to": "bob@example.org",\n  "subject": \n}'
+        await pilot.press("ctrl+s")
+        await wait_for(
+            pilot, lambda: "not valid JSON" in str(pilot.app.screen.query_one("#edit-error").render()), "err"
+        )
+
+    run_before = _sub_screen(deadline_call(), "e", EditArgsModal, invalid_edit)
+    assert snap_compare(make_app(FakeBackend()), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_grant_choice_80x24(snap_compare):
+    from tui.screens.grant_choice import GrantChoiceModal
+
+    run_before = _sub_screen(deadline_call(), "g", GrantChoiceModal)
+    assert snap_compare(make_app(FakeBackend()), terminal_size=(80, 24), run_before=run_before)

@@ -9,17 +9,20 @@ arrive; see ``RunScreen.poll_pending``).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 
 from rich.text import Text
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from tui.backend import PendingCall
+from tui.deadlines import time_left_text
 from tui.messages import OpenCall
 from tui.untrusted import safe_text
 
 
-def call_label(call: PendingCall) -> Text:
+def call_label(call: PendingCall, now: datetime | None = None) -> Text:
+    """Kind, tool, run and call; the time left when the call has a deadline (``now`` given)."""
     kind = Text(
         "approve " if call.kind == "approval" else "input   ",
         style="bold yellow" if call.kind == "approval" else "bold cyan",
@@ -27,6 +30,10 @@ def call_label(call: PendingCall) -> Text:
     label = Text.assemble(kind, safe_text(call.tool_name, "bold", multiline=False))
     label.append(f"\n  run {call.run_id[:8]} · ", style="dim")
     label.append_text(safe_text(call.tool_call_id[:16], "dim", multiline=False))
+    left = time_left_text(call.expires_at, now) if now is not None else None
+    if left is not None:
+        label.append("\n  ")
+        label.append_text(left)
     return label
 
 
@@ -45,6 +52,18 @@ class PendingPanel(OptionList):
         #: Bumped by every change made by this session (not by ``sync``): a poll that read the
         #: store while this moved is stale and is not applied.
         self.changes = 0
+        #: "now" for time-left labels (set by the run screen's tick; None: no time shown yet).
+        self.now: datetime | None = None
+
+    def label(self, call: PendingCall) -> Text:
+        return call_label(call, self.now)
+
+    def refresh_deadlines(self, now: datetime) -> None:
+        """Redraw the time left of calls with a deadline (the run screen calls it every second)."""
+        self.now = now
+        for call in self.calls.values():
+            if call.expires_at is not None:
+                self.replace_option_prompt(call.key, self.label(call))
 
     def add_call(self, call: PendingCall) -> bool:
         """Add ``call``; False when it is already listed (re-emitted chunks are deduped).
@@ -61,7 +80,7 @@ class PendingPanel(OptionList):
             return True
         self.changes += 1
         self.calls[call.key] = call
-        self.add_option(Option(call_label(call), id=call.key))
+        self.add_option(Option(self.label(call), id=call.key))
         if self.highlighted is None:
             self.highlighted = 0
         return True
@@ -90,7 +109,7 @@ class PendingPanel(OptionList):
             self.calls[call.key] = call
             if call.key in polled:
                 self.polled.add(call.key)
-        self.add_options([Option(call_label(c), id=c.key) for c in new])
+        self.add_options([Option(self.label(c), id=c.key) for c in new])
         if self.highlighted is None:
             self.highlighted = 0
 

@@ -100,6 +100,12 @@ def render_chunk(chunk: Chunk) -> Text | None:
             ": ",
             safe_text(p.reason, STYLES["denied"]),
         )
+    if t == "tool-call-expired":
+        return _line(
+            "⌛ expired (no decision before its deadline; not run): ",
+            "bold red",
+            safe_text(p.tool_name, "bold red", multiline=False),
+        )
     if t == "finish":
         return Text(f"■ finished ({p.finish_reason})", style=STYLES["finish"])
     if t == "error":
@@ -153,9 +159,15 @@ def render_decision(
 ) -> Text:
     """The decision trail: ``✔ approved by alice: delete_record`` / ``⊘ declined by bob: … — reason``."""
     who = actor or "someone"
-    mark, style = ("✔ ", "bold green") if decision == "approved" else ("⊘ ", "bold magenta")
+    mark, style = ("✔ ", "bold green") if decision.startswith("approved") else ("⊘ ", "bold magenta")
+    if decision == "expired":
+        mark, style = ("⌛ ", "bold red")
     verb = {"approved": "approved", "declined": "declined", "resumed": "answered"}.get(decision, decision)
     head = f"{verb} by {who}" + (" elsewhere" if elsewhere else "") + ": "
+    if decision == "expired":
+        head = "expired (no decision before its deadline; not run): "
+    elif decision == "granted":
+        mark, style, head = "✔ ", "bold green", "approved by a grant: "
     out = _line(
         mark + head, style, safe_text(tool_name, "bold", multiline=False), Text(_agent(agent_path), style="dim")
     )

@@ -5,7 +5,10 @@ that scrolls, with a cue when more is below), the fingerprint, the reason
 field when declining, and the buttons: these are always visible.
 
 Keys: ``y`` approves, ``n`` declines (then a reason, ``enter`` confirms, ``esc``
-goes back to the choice), ``esc`` leaves the call pending. No key acts while
+goes back to the choice), ``e`` edits the arguments then approves with them
+(``tui.screens.edit_args``), ``g`` opens the grant choice ("always allow", then
+approve: ``tui.screens.grant_choice``), ``esc`` leaves the call pending. A call
+with a deadline shows its time left (a warning under a minute). No key acts while
 the operator is typing: ``tui.typing_guard`` (applied by the app) sends a
 burst of keys, or a key right after the dialog opened, back to the prompt.
 """
@@ -16,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from rich.text import Text
 from textual import work
@@ -27,11 +30,12 @@ from textual.widgets import Button, Footer, Input, Static
 
 from agent_core.decision_context import CallContext
 from tui import keymap
-from tui.backend import PendingCall
+from tui.backend import GrantSpec, PendingCall
 from tui.context import RunContext
+from tui.deadlines import time_left_text
 from tui.formatting import format_age
 from tui.screens.base import WardenModal
-from tui.untrusted import json_text, safe_text, scan, summarize
+from tui.untrusted import escape_unsafe, json_text, safe_text, scan, summarize
 
 #: Attempts to read the context of a call whose snapshot is still being written (live streams).
 CONTEXT_ATTEMPTS = 10
@@ -43,6 +47,12 @@ class ApprovalDecision:
     call: PendingCall
     fingerprint: str | None = None
     reason: str | None = None
+    #: the call was already approved from a sub-screen (edit, grant): the stream to consume.
+    stream: Any = None
+    #: the edited arguments it was approved with (``e``).
+    args: dict[str, Any] | None = None
+    #: the rule in words of the grant created with it (``g``).
+    grant_rule: str | None = None
 
 
 def _field(label: str, value: Text) -> Text:
@@ -154,6 +164,12 @@ class ApprovalModal(WardenModal[ApprovalDecision]):
         now = self._now()
         with Vertical(id="dialog", classes="approval"):
             yield Static(title_text(self.context, now), id="dialog-title")
+            left = time_left_text(call.expires_at, now) if now is not None else None
+            yield Static(
+                _field("Expires", left) if left is not None else "",
+                id="deadline",
+                classes="" if left is not None else "hidden",
+            )
             yield Static(context_lines(call, self.context, now), id="context")
             if self.findings:
                 yield Static(Text("⚠ " + summarize(self.findings), style="bold red"), id="hidden-warning")
@@ -179,6 +195,8 @@ class ApprovalModal(WardenModal[ApprovalDecision]):
             with Horizontal(id="buttons"):
                 yield Button(Content("Leave pending  [esc]"), id="leave", compact=True)
                 yield Button(Content("Deny  [n]"), id="deny", variant="error", compact=True)
+                yield Button(Content("Edit [e]"), id="edit", compact=True)
+                yield Button(Content("Grant… [g]"), id="grant", compact=True)
                 yield Button(Content("Approve  [y]"), id="approve", variant="success", compact=True)
         yield Footer()
 
@@ -200,6 +218,17 @@ class ApprovalModal(WardenModal[ApprovalDecision]):
             self._enter_decline_mode()
         if self.context is None:
             self.load_context()
+        if self.call.expires_at is not None:
+            self.set_interval(1.0, self.update_deadline, name="deadline")
+
+    def update_deadline(self) -> None:
+        """The time left, every second (a warning style under a minute)."""
+        now = self._now()
+        if not self.is_attached or now is None or self.call.expires_at is None:
+            return
+        left = time_left_text(self.call.expires_at, now)
+        if left is not None:
+            self.query_one("#deadline", Static).update(_field("Expires", left))
 
     def on_resize(self) -> None:
         self.call_after_refresh(self._fit)
@@ -276,6 +305,72 @@ class ApprovalModal(WardenModal[ApprovalDecision]):
             return
         self._enter_decline_mode()
 
+    # -- edit, then approve (e) / always allow (g) ------------------------------------------------
+    def action_edit_args(self) -> None:
+        if self.guarded or self.declining or self.stale:
+            return
+        from tui.screens.edit_args import EditArgsModal
+
+        edited: dict[str, dict[str, Any]] = {}
+
+        async def submit(args: dict[str, Any]) -> Any:
+            stream = await self.backend.approve(
+                self.call.run_id, self.call.tool_call_id, self.call.fingerprint, args=args
+            )
+            edited["args"] = args
+            return stream
+
+        def closed(stream: Any) -> None:
+            if stream is not None and not self.stale:
+                self.dismiss(ApprovalDecision("approve", self.call, stream=stream, args=edited.get("args")))
+
+        self.app.push_screen(
+            EditArgsModal(self.call, submit, clock=self.clock, guard_seconds=self.guard_seconds), closed
+        )
+
+    def action_grant(self) -> None:
+        if self.guarded or self.declining or self.stale:
+            return
+        if not self.backend.grants_allowed(self.call.tool_name):
+            tool = escape_unsafe(self.call.tool_name, multiline=False)  # untrusted, and not markup
+            self.notify(
+                f"{tool} was created with allow_grants=False: grants are not allowed for this "
+                "tool; decide this call with y or n.",
+                title="No grants for this tool",
+                severity="warning",
+                markup=False,
+            )
+            return
+        from tui.screens.grant_choice import GrantChoiceModal, Scopes
+
+        ctx = self.context
+        scopes = Scopes(
+            run_id=self.call.run_id,
+            thread_id=ctx.thread_id if ctx is not None else None,
+            resource_id=ctx.resource_id if ctx is not None else None,
+            agent_id=self.call.agent_path[0] if self.call.agent_path else None,
+        )
+        chosen: dict[str, str] = {}
+
+        async def submit(spec: GrantSpec) -> Any:
+            call = self.call
+            grant = await self.backend.grant(call.tool_name, spec)
+            try:
+                stream = await self.backend.approve(call.run_id, call.tool_call_id, call.fingerprint)
+            except BaseException:
+                await self.backend.revoke_grant(grant.id)  # both or neither: the call could not be approved
+                raise
+            chosen["rule"] = spec.describe(call.tool_name)
+            return stream
+
+        def closed(stream: Any) -> None:
+            if stream is not None and not self.stale:
+                self.dismiss(ApprovalDecision("approve", self.call, stream=stream, grant_rule=chosen.get("rule")))
+
+        self.app.push_screen(
+            GrantChoiceModal(self.call, scopes, submit, clock=self.clock, guard_seconds=self.guard_seconds), closed
+        )
+
     def _enter_decline_mode(self) -> None:
         self.declining = True
         reason = self.query_one("#reason", Input)
@@ -286,6 +381,8 @@ class ApprovalModal(WardenModal[ApprovalDecision]):
         self.query_one("#deny", Button).refresh(layout=True)
         self.query_one("#leave", Button).label = Content("Back  [esc]")
         self.query_one("#approve", Button).disabled = True
+        for button_id in ("#edit", "#grant"):  # room for the reason's buttons at 80 columns
+            self.query_one(button_id, Button).add_class("hidden")
         self.refresh_bindings()
         self.call_after_refresh(self._fit)
         reason.focus()
@@ -299,6 +396,8 @@ class ApprovalModal(WardenModal[ApprovalDecision]):
         self.query_one("#deny", Button).label = Content("Deny  [n]")
         self.query_one("#leave", Button).label = Content("Leave pending  [esc]")
         self.query_one("#approve", Button).disabled = False
+        for button_id in ("#edit", "#grant"):
+            self.query_one(button_id, Button).remove_class("hidden")
         self.refresh_bindings()
         self.call_after_refresh(self._fit)
         self.query_one("#args-scroll").focus()
@@ -307,7 +406,7 @@ class ApprovalModal(WardenModal[ApprovalDecision]):
         """While declining the footer shows what enter and esc do; otherwise y / n / esc."""
         if action in ("confirm_decline", "back"):
             return self.declining
-        if action in ("approve", "decline", "leave"):
+        if action in ("approve", "decline", "leave", "edit_args", "grant"):
             return not self.declining
         return True
 
@@ -339,6 +438,10 @@ class ApprovalModal(WardenModal[ApprovalDecision]):
         event.stop()
         if event.button.id == "approve":
             self.action_approve()
+        elif event.button.id == "edit":
+            self.action_edit_args()
+        elif event.button.id == "grant":
+            self.action_grant()
         elif event.button.id == "leave":
             self.action_leave()
         elif self.declining:

@@ -17,8 +17,9 @@ from tui.components.pending_panel import PendingPanel
 from tui.components.render import render_chunk, render_decision, render_transcript_entry
 from tui.components.status_bar import StatusBar
 from tui.context import RunContext
-from tui.messages import CallsGone, DecisionNeeded, OpenCall, ReviewWaiting, RunRequested
-from tui.reconcile import Shown, StoreView, reconcile, runs_to_check
+from tui.deadlines import format_left, seconds_left, urgent
+from tui.messages import CallsGone, DeadlinePassed, DecisionNeeded, OpenCall, ReviewWaiting, RunRequested
+from tui.reconcile import Removal, Shown, StoreView, reconcile, runs_to_check
 from tui.screens.base import WardenScreen
 from tui.untrusted import safe_text
 
@@ -76,6 +77,9 @@ class RunScreen(WardenScreen[None]):
         self.waiting: list[PendingCall] = []
         #: Runs in which a sub-agent's call was declined here: their delegation result is no success.
         self._declined_nested: set[str] = set()
+        #: Calls whose deadline warning (under a minute) or overdue sweep request was given, by key.
+        self.warned: set[str] = set()
+        self._overdue: set[str] = set()
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="top-bar"):
@@ -103,6 +107,33 @@ class RunScreen(WardenScreen[None]):
         if self.pending_refresh > 0:
             self.poll_pending()
             self.set_interval(self.pending_refresh, self.poll_pending, name="pending-poll")
+        self.set_interval(1.0, self.tick_deadlines, name="deadlines")
+        self.call_after_refresh(self.tick_deadlines)
+
+    # -- deadlines -----------------------------------------------------------------------------
+    def tick_deadlines(self) -> None:
+        """Every second: the time left in the list; under a minute, a log line and the bell (once
+        per call); past the deadline, ask the app to sweep (the call becomes expired, not declined)."""
+        if not self.is_attached:
+            return
+        now = self.warden_app.now()
+        self.pending.refresh_deadlines(now)
+        for call in list(self.pending.calls.values()):
+            left = seconds_left(call.expires_at, now)
+            if left is None:
+                continue
+            if left <= 0:
+                if call.key not in self._overdue:
+                    self._overdue.add(call.key)
+                    self.post_message(DeadlinePassed())
+            elif urgent(left) and call.key not in self.warned:
+                self.warned.add(call.key)
+                line = Text("⏳ ", style="bold red")
+                line.append_text(safe_text(call.tool_name, "bold red", multiline=False))
+                line.append(f" expires in {format_left(left)}: decide now (f2) or it is not run", style="bold red")
+                self.log_view.write_entry(line)
+                if getattr(self.app, "ring_bell", True):
+                    self.app.bell()
 
     # -- accessors -----------------------------------------------------------------------------
     @property
@@ -250,6 +281,12 @@ class RunScreen(WardenScreen[None]):
                 line.append_text(safe_text(str(p.result), "magenta"))  # type: ignore[union-attr]
                 log.write_entry(line)
                 return
+        if chunk.type == "tool-call-expired":
+            expired_key = f"{chunk.run_id}:{chunk.payload.tool_call_id}"  # type: ignore[union-attr]
+            expired = self.pending.calls.get(expired_key)
+            self.pending.remove_call(chunk.run_id, chunk.payload.tool_call_id)  # type: ignore[union-attr]
+            if expired is not None:  # its dialog closes as expired (not declined)
+                self.post_message(CallsGone([Removal(expired, "decided")]))
         if chunk.type in ("tool-result", "tool-output-denied", "tool-error"):
             self.pending.remove_call(chunk.run_id, chunk.payload.tool_call_id)  # type: ignore[union-attr]
         if chunk.type == "start":
