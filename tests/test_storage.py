@@ -245,7 +245,7 @@ async def test_sqlite_schema_4_gains_the_picker_indexes_and_keeps_its_pending_ru
         db.execute(
             "INSERT INTO pending_calls (run_id, tool_call_id, tool_name, kind, status, fingerprint, args, "
             "agent_path, seq, created_at) VALUES ('r1', 'c1', 'send_email', 'approval', 'pending', 'fp', "
-            '\'{"to":"ana"}\', \'[]\', 0, 1)'
+            "'{\"to\":\"ana\"}', '[]', 0, 1)"
         )
     s = SqliteStore(path)
     try:
