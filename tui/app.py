@@ -166,11 +166,22 @@ class WardenApp(App[None]):
             try:
                 await work()
             except WardenError as error:
-                self.push_screen(ErrorModal(title, error.message or str(error), error.code))
+                self._show_error(title, error.message or str(error), error.code)
             except Exception as error:  # a worker must never take the console down
-                self.push_screen(ErrorModal(title, f"{type(error).__name__}: {error}"))
+                self._show_error(title, f"{type(error).__name__}: {error}")
 
         return self.run_worker(guarded, group="backend", exit_on_error=False)
+
+    def _show_error(self, title: str, message: str, code: str | None = None) -> None:
+        """An error modal, unless the same one is already showing (a repeated key stacks nothing)."""
+        for screen in self.screen_stack:
+            if isinstance(screen, ErrorModal) and (screen.title_text, screen.message, screen.code) == (
+                title,
+                message,
+                code,
+            ):
+                return
+        self.push_screen(ErrorModal(title, message, code))
 
     async def consume(self, stream: RunStream) -> None:
         screen = self.run_screen
@@ -278,7 +289,10 @@ class WardenApp(App[None]):
                 self.run_screen.stream_started(stream.run_id)
                 return stream
 
-            self.push_screen(ResumeFormModal(call, submit, clock=self.clock), self._on_form_closed)
+            form = ResumeFormModal(call, submit, clock=self.clock)
+            self.push_screen(form, self._on_form_closed)
+            if declining:  # ``n`` in the picker: straight to the reason, as for an approval
+                self.call_after_refresh(form.action_decline)
 
     def _must_wait(self) -> bool:
         """A dialog may not open by itself now: typing, or held back until the prompt is empty."""
@@ -435,12 +449,17 @@ class WardenApp(App[None]):
                 if error.code in GONE:  # decided elsewhere, or the run ended: no longer ours to decide
                     self.post_message(CallResolved(call.run_id, call.tool_call_id))
                 raise
+            finally:
+                picker = self._picker()
+                if picker is not None:  # decided (or refused): the picker lists the store's truth
+                    picker.decision_done(call)
             self.decisions += 1
             self.run_screen.log_decision(call, "approved" if approve else "declined", self.actor_label, reason)
             self.post_message(CallResolved(call.run_id, call.tool_call_id))
             await self.consume(stream)
-            if isinstance(self.screen, PendingPicker):
-                self.screen.reload()
+            picker = self._picker()
+            if picker is not None:
+                picker.reload()
 
         verb = "approve" if approve else "decline"
         self.run_backend(go, f"Could not {verb} {call.tool_name}")
@@ -450,12 +469,16 @@ class WardenApp(App[None]):
 
     def decide_from_list(self, call: PendingCall, *, approve: bool) -> None:
         """``y`` in the picker approves with the listed call's fingerprint; ``n`` opens the call's
-        dialog ready to decline, so that a reason can be given (as in the dialog)."""
+        dialog ready to decline, so that a reason can be given (as in the dialog). An input call
+        cannot be approved: ``y`` opens its resume form, ``n`` the form ready to decline."""
         self.run_screen.show_call(call)
-        if approve:
+        if approve and call.kind == "approval":
             self.decide(call, approve=True, fingerprint=call.fingerprint)
-        elif call.kind == "approval":
-            self.open_dialog(call, deliberate=True, declining=True)
+        else:
+            self.open_dialog(call, deliberate=True, declining=not approve)
+
+    def _picker(self) -> PendingPicker | None:
+        return next((s for s in self.screen_stack if isinstance(s, PendingPicker)), None)
 
     # -- relaunch ------------------------------------------------------------------------------
     def action_open_pending(self) -> None:

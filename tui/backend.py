@@ -104,8 +104,38 @@ class PendingRun:
 class PendingPage:
     runs: list[PendingRun]
     total: int
+    #: 0-based here; the picker and the CLI show it from 1.
     page: int
     per_page: int
+    #: pending calls per kind (``approval``, ``input``) under the same filters, when asked for.
+    counts: dict[str, int] | None = None
+
+
+@dataclass(frozen=True)
+class PendingQuery:
+    """The picker's filters and order, applied by the store (a query, never a scan here).
+
+    ``text``: words that must all appear in the agent, thread, tool name or arguments;
+    ``tool_name`` and ``kind`` are exact; ``sort`` is ``age`` (newest first), ``agent`` or ``tool``.
+    """
+
+    text: str | None = None
+    agent_id: str | None = None
+    thread_id: str | None = None
+    tool_name: str | None = None
+    kind: Kind | None = None
+    sort: Literal["age", "agent", "tool"] = "age"
+
+    def params(self) -> dict[str, Any]:
+        """Keyword arguments of ``list_suspended_runs`` (runtime and client alike)."""
+        return {
+            "agent_id": self.agent_id,
+            "thread_id": self.thread_id,
+            "query": self.text or None,
+            "tool_name": self.tool_name,
+            "kind": self.kind,
+            "sort": self.sort,
+        }
 
 
 class RunStream(Protocol):
@@ -145,7 +175,11 @@ class ConsoleBackend(Protocol):
         agent_id: str | None = None,
         thread_id: str | None = None,
         resource_id: str | None = None,
-    ) -> PendingPage: ...
+        query: PendingQuery | None = None,
+        with_counts: bool = False,
+    ) -> PendingPage:
+        """One page of pending runs; ``query`` (the picker's filters) wins over the keyword filters."""
+        ...
 
     async def get_run(self, run_id: str) -> PendingRun: ...
 
@@ -172,6 +206,15 @@ async def _last_entries(read: Any, last: int) -> list[Any]:
         if page.next_after is None:
             return list(kept)
         after = page.next_after
+
+
+def _filters(query: PendingQuery | None, agent_id: str | None, thread_id: str | None) -> dict[str, Any]:
+    if query is None:
+        return {"agent_id": agent_id, "thread_id": thread_id}
+    out = query.params()
+    out["agent_id"] = out["agent_id"] or agent_id
+    out["thread_id"] = out["thread_id"] or thread_id
+    return out
 
 
 def _kind(call: Any) -> Kind:
@@ -265,11 +308,15 @@ class LocalBackend:
         agent_id: str | None = None,
         thread_id: str | None = None,
         resource_id: str | None = None,
+        query: PendingQuery | None = None,
+        with_counts: bool = False,
     ) -> PendingPage:
+        filters = _filters(query, agent_id, thread_id)
         result = await self.runtime.list_suspended_runs(
-            agent_id=agent_id, thread_id=thread_id, resource_id=resource_id, page=page, per_page=per_page
+            **filters, resource_id=resource_id, page=page, per_page=per_page, with_counts=with_counts
         )
-        return PendingPage([pending_run_from_runtime(r) for r in result.runs], result.total, page, per_page)
+        runs = [pending_run_from_runtime(r) for r in result.runs]
+        return PendingPage(runs, result.total, page, per_page, result.counts)
 
     async def get_run(self, run_id: str) -> PendingRun:
         return pending_run_from_runtime(await self.runtime.get_suspended_run(run_id))
@@ -380,13 +427,17 @@ class RemoteBackend:
         agent_id: str | None = None,
         thread_id: str | None = None,
         resource_id: str | None = None,
+        query: PendingQuery | None = None,
+        with_counts: bool = False,
     ) -> PendingPage:
+        filters = _filters(query, agent_id, thread_id)
         result = await self.client.list_suspended_runs(
-            agent_id=agent_id, thread_id=thread_id, resource_id=resource_id, page=page, per_page=per_page
+            **filters, resource_id=resource_id, page=page, per_page=per_page, with_counts=with_counts
         )
         for run in result.runs:
             self._run_agent[run.run_id] = run.agent_id
-        return PendingPage([pending_run_from_runtime(r) for r in result.runs], result.total, page, per_page)
+        runs = [pending_run_from_runtime(r) for r in result.runs]
+        return PendingPage(runs, result.total, page, per_page, result.counts)
 
     async def get_run(self, run_id: str) -> PendingRun:
         run = await self.client.get_suspended_run(run_id)
