@@ -98,6 +98,10 @@ PICKER: list[BindingType] = [
     ),
     Binding("n", "decline", "Decline", id="picker.decline", tooltip="Decline the highlighted call, with a reason"),
     Binding("r", "refresh", "Refresh", id="picker.refresh", tooltip="Reload the list from the store"),
+    Binding("j", "row_down", "Down", id="picker.down", show=False, tooltip="Next row (also down)"),
+    Binding("k", "row_up", "Up", id="picker.up", show=False, tooltip="Previous row (also up)"),
+    Binding("g", "first_row", "First", id="picker.first", show=False, tooltip="First row (also home)"),
+    Binding("G", "last_row", "Last", id="picker.last", show=False, tooltip="Last row (also end)"),
     Binding(
         "slash",
         "filter",

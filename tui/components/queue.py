@@ -24,13 +24,12 @@ KINDS = (None, "approval", "input")
 
 
 class QueueTable(DataTable[Any]):
-    """A row-cursor table: Home/End/``g``/``G`` go to the first/last row, ``j``/``k`` move by one."""
+    """A row-cursor table: Home/End go to the first/last row, not column (``j``/``k``/``g``/``G``
+    are the picker's bindings, in ``tui.keymap``, so that they are not bounced as typing)."""
 
     BINDINGS = [
-        Binding("j", "cursor_down", "Down", show=False),
-        Binding("k", "cursor_up", "Up", show=False),
-        Binding("home,g", "first_row", "First", show=False),
-        Binding("end,G", "last_row", "Last", show=False),
+        Binding("home", "first_row", "First", show=False),
+        Binding("end", "last_row", "Last", show=False),
     ]
 
     def action_first_row(self) -> None:
@@ -82,9 +81,9 @@ def _scalar(value: Any) -> str:
 def args_summary(args: dict[str, Any], width: int = 40) -> Text:
     """``key=value, …`` on one line, control characters neutralised, cut at ``width``."""
     flat = ", ".join(f"{k}={' '.join(_scalar(v).split())}" for k, v in args.items()) if args else "—"
-    if len(flat) > width:
-        flat = flat[: width - 1] + "…"
-    return safe_text(flat, multiline=False)
+    text = safe_text(flat[: width * 2], multiline=False)  # escapes first, then the cut (what is seen)
+    text.truncate(width, overflow="ellipsis")
+    return text
 
 
 def agent_path(call: PendingCall, agent_id: str, width: int = 24) -> Text:

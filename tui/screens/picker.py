@@ -153,9 +153,9 @@ class PendingPicker(WardenScreen[PendingCall | None]):
         kind = Text("approval", style="yellow") if call.kind == "approval" else Text("input", style="cyan")
         return (
             safe_text(call.tool_name[:28], "bold", multiline=False),
-            args_summary(call.args, 34),
-            agent_path(call, agent_id, 22),
-            safe_text((thread_id or "—")[:16], multiline=False),
+            args_summary(call.args, 26),
+            agent_path(call, agent_id, 24),
+            safe_text((thread_id or "—")[:12], multiline=False),
             kind,
             age,
             safe_text(call.run_id[:8], "dim", multiline=False),
@@ -352,6 +352,18 @@ class PendingPicker(WardenScreen[PendingCall | None]):
         """The app is done with a decision taken here (applied, or failed): list the store's truth."""
         self.deciding.discard(call.key)
         self.reload()
+
+    def action_row_down(self) -> None:
+        self.table.action_cursor_down()
+
+    def action_row_up(self) -> None:
+        self.table.action_cursor_up()
+
+    def action_first_row(self) -> None:
+        self.query_one(QueueTable).action_first_row()
+
+    def action_last_row(self) -> None:
+        self.query_one(QueueTable).action_last_row()
 
     def action_approve(self) -> None:
         self._take(True)
