@@ -150,7 +150,7 @@ async def test_hostile_arguments_are_one_sanitised_truncated_cell():
     from tests.console.fakes import approval_call
     from tui.backend import PendingRun
 
-    args = {"title": "\x1b]0;PWNED\x07[bold]x[/]\nline2", "body": "z" * 200}
+    args = {"title": "[bold]x[/]\x1b]0;PWNED\x07\nline2", "body": "z" * 200}
     run = PendingRun("run-evil", "ops", None, None, NOW, (approval_call("run-evil", args),))
     app = fake_app(FakeBackend([run]))
     async with app.run_test(size=SIZE) as pilot:
