@@ -13,7 +13,7 @@ from storage.records import AuditRow, GrantRow, GrantScope, PendingCallRow, Susp
 
 
 class _View(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, defer_build=True)
 
 
 class PendingToolCall(_View):

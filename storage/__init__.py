@@ -2,7 +2,6 @@
 
 from typing import TYPE_CHECKING, Any
 
-from storage.base import Store
 from storage.errors import (
     CorruptRecord,
     SchemaTooNew,
@@ -15,23 +14,48 @@ from storage.errors import (
     UnstorableText,
     WardenError,
 )
-from storage.events import StoreEvent, subscribe
-from storage.memory import InMemoryStore
-from storage.records import AuditRow, ClaimResult, Decision, PendingCallRow, RunRow, SuspendedRunRow
-from storage.sqlite import SqliteStore
-from storage.urls import open_store
 
 if TYPE_CHECKING:
+    from storage.base import Store
+    from storage.events import StoreEvent, subscribe
+    from storage.memory import InMemoryStore
     from storage.postgres import PostgresStore
+    from storage.records import AuditRow, ClaimResult, Decision, PendingCallRow, RunRow, SuspendedRunRow
+    from storage.sqlite import SqliteStore
+    from storage.urls import open_store
+
+#: Loaded on first use (PEP 562): ``from storage.errors import X`` (every error of the console)
+#: does not load the stores; PostgresStore imports asyncpg (~70 ms) only when asked for.
+_EXPORTS: dict[str, str] = {
+    "Store": "storage.base",
+    "StoreEvent": "storage.events",
+    "subscribe": "storage.events",
+    "InMemoryStore": "storage.memory",
+    "PostgresStore": "storage.postgres",
+    "AuditRow": "storage.records",
+    "ClaimResult": "storage.records",
+    "Decision": "storage.records",
+    "PendingCallRow": "storage.records",
+    "RunRow": "storage.records",
+    "SuspendedRunRow": "storage.records",
+    "SqliteStore": "storage.sqlite",
+    "open_store": "storage.urls",
+}
 
 
 def __getattr__(name: str) -> Any:
-    # PostgresStore imports asyncpg (~70 ms): only when asked for.
-    if name == "PostgresStore":
-        from storage.postgres import PostgresStore
+    module = _EXPORTS.get(name)
+    if module is None:  # a submodule (``from storage import sqlite``) or a wrong name
+        raise AttributeError(f"module 'storage' has no attribute {name!r}")
+    import importlib
 
-        return PostgresStore
-    raise AttributeError(f"module 'storage' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
 
 
 __all__ = [

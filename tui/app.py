@@ -9,7 +9,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.text import Text
 from textual import events
@@ -20,11 +20,13 @@ from textual.worker import Worker
 
 from agent_core.errors import WardenError
 from tui import keymap
-from tui.backend import GONE, ConsoleBackend, PendingCall, RunStream
-from tui.context import RunContext
+from tui.backend import GONE, ConsoleBackend, DeferredBackend, PendingCall, RunStream
 from tui.messages import CallResolved, CallsGone, DecideCall, DecisionNeeded, OpenCall, ReviewWaiting, RunRequested
 from tui.reconcile import Removal, dialogs_to_close
-from tui.screens.approval import ApprovalDecision, ApprovalModal
+
+if TYPE_CHECKING:
+    from tui.context import RunContext
+    from tui.screens.approval import ApprovalDecision
 from tui.screens.error import ErrorModal
 from tui.screens.picker import PendingPicker
 from tui.screens.resume_form import FormDecline, ResumeFormModal
@@ -46,6 +48,14 @@ def _typed_elsewhere(screen: Screen, event: events.Key) -> bool:
         return False
     bound = {k.strip() for b in [*keymap.APP, *screen.BINDINGS] for k in _binding_keys(b)}
     return event.key not in bound
+
+
+def _approval() -> Any:
+    """The approval dialog's module, imported on first use: it loads the runtime's context models
+    (pydantic), which the first frame does not need (a ``DeferredBackend`` loads them meanwhile)."""
+    from tui.screens import approval
+
+    return approval
 
 
 def _binding_keys(binding: Any) -> list[str]:
@@ -138,18 +148,29 @@ class WardenApp(App[None]):
         self.set_interval(0.1, self.open_waiting_dialog, name="waiting-dialogs")
         if self.status_refresh > 0:
             self.set_interval(self.status_refresh, self.refresh_pending_count, name="pending-count")
+        if not isinstance(self.backend, DeferredBackend):
+            self._start_recovery()
+        self.call_after_refresh(self._startup)
+
+    def _start_recovery(self) -> None:
         recover = getattr(getattr(self.backend, "runtime", None), "recover", None)
         if recover is not None:  # crash recovery of a local store: at start, then periodically
             self.run_worker(recover, group="recover", exclusive=True, exit_on_error=False)
             self.set_interval(
                 10.0, lambda: self.run_worker(recover, group="recover", exclusive=True, exit_on_error=False)
             )
-        self.call_after_refresh(self._startup)
 
     def _startup(self) -> None:
         self.run_backend(self._initial_check, "Could not read pending runs")
 
     async def _initial_check(self) -> None:
+        backend = self.backend
+        if isinstance(backend, DeferredBackend) and backend.loaded is None:
+            # The first frame is up: now the runtime (and its store) can load, off the event loop.
+            backend.release()
+            await backend.ready()
+            self.run_screen.set_agents(backend.list_agents(), backend.store_label)
+            self._start_recovery()
         total = await self._pending_total()
         if total and self.open_picker:
             self.action_open_pending()
@@ -272,7 +293,7 @@ class WardenApp(App[None]):
         self._show_waiting()
         if call.kind == "approval":
             self.push_screen(
-                ApprovalModal(
+                _approval().ApprovalModal(
                     call,
                     guard_seconds=self.approval_guard,
                     clock=self.clock,
@@ -347,7 +368,7 @@ class WardenApp(App[None]):
         """A key that may not act on the dialog (or picker) on top: close it back to the banner
         and give the key to the prompt. True when the key was handled so."""
         top = self.screen
-        if not isinstance(top, ApprovalModal | ResumeFormModal | PendingPicker) or event.key == "escape":
+        if not isinstance(top, _approval().ApprovalModal | ResumeFormModal | PendingPicker) or event.key == "escape":
             return False
         if not getattr(top, "bounced", False):
             focused = self.focused
@@ -359,10 +380,10 @@ class WardenApp(App[None]):
             top.bounced = True
             if isinstance(top, PendingPicker):
                 top.dismiss(None)
-            elif isinstance(top, ApprovalModal):
+            elif isinstance(top, _approval().ApprovalModal):
                 self._held_by_typing = True
                 self._dialog_queue.appendleft(top.call)
-                top.dismiss(ApprovalDecision("leave", top.call))
+                top.dismiss(_approval().ApprovalDecision("leave", top.call))
             else:
                 self._held_by_typing = True
                 self._dialog_queue.appendleft(top.call)
@@ -404,7 +425,7 @@ class WardenApp(App[None]):
         self.run_backend(lambda: self._log_decided_elsewhere([r.call for r in removals]), "Could not read decisions")
         queued = {r.call.key for r in dialogs_to_close(removals, self._dialog_queue)}
         self._dialog_queue = deque(c for c in self._dialog_queue if c.key not in queued)
-        dialogs = [s for s in self.screen_stack if isinstance(s, ApprovalModal | ResumeFormModal)]
+        dialogs = [s for s in self.screen_stack if isinstance(s, _approval().ApprovalModal | ResumeFormModal)]
         closing = {r.call.key for r in dialogs_to_close(removals, [d.call for d in dialogs])}
         for screen in dialogs:
             if screen.call.key in closing:
@@ -522,7 +543,7 @@ class WardenApp(App[None]):
             self.push_screen(HelpScreen())
 
     def action_new_run(self) -> None:
-        while len(self.screen_stack) > 1 and not isinstance(self.screen, ApprovalModal | ResumeFormModal):
+        while len(self.screen_stack) > 1 and not isinstance(self.screen, _approval().ApprovalModal | ResumeFormModal):
             self.pop_screen()
         self.run_screen.new_run()
 

@@ -12,13 +12,15 @@ No textual import here: the headless CLI uses this module too.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from agent_core.chunks import Chunk
-from tui.context import RunContext
+if TYPE_CHECKING:  # pydantic models: loaded with the runtime, not before the first frame
+    from agent_core.chunks import Chunk
+    from tui.context import RunContext
 
 Kind = Literal["approval", "input"]
 
@@ -448,7 +450,92 @@ class RemoteBackend:
         return await _last_entries(self.client.audit_log, last)
 
     async def run_context(self, run_id: str) -> RunContext:
+        from tui.context import RunContext
+
         return RunContext.from_json(await self.client.get_run_context(run_id))
 
     async def aclose(self) -> None:
         await self.client.aclose()
+
+
+class DeferredBackend:
+    """A ``ConsoleBackend`` built after the console's first frame.
+
+    ``load`` (a zero-argument callable returning the real backend, e.g. a ``LocalBackend`` over
+    the demo runtime) runs in a thread on first use: importing the runtime and building its
+    pydantic models costs more than Textual's own start, and the first frame does not need it.
+    Every call waits for it; ``list_agents`` is empty until then (``WardenApp`` fills the agent
+    selector when it is ready). A failure to load is raised by every call (the app shows it).
+    """
+
+    def __init__(self, load: Callable[[], ConsoleBackend], *, store_label: str = "…") -> None:
+        self._load = load
+        self.store_label = store_label
+        self.loaded: ConsoleBackend | None = None
+        self._loading: asyncio.Future[ConsoleBackend] | None = None
+        self._released: asyncio.Event | None = None
+
+    def release(self) -> None:
+        """Let the load start (the app calls it once its first frame is painted: a load that
+        starts earlier competes with it for the interpreter)."""
+        self._gate().set()
+
+    def _gate(self) -> asyncio.Event:
+        if self._released is None:
+            self._released = asyncio.Event()
+        return self._released
+
+    async def ready(self) -> ConsoleBackend:
+        """The real backend (loaded once, off the event loop, after ``release``)."""
+        if self.loaded is None:
+            await self._gate().wait()
+            if self._loading is None:
+                self._loading = asyncio.ensure_future(asyncio.to_thread(self._load))
+            self.loaded = await asyncio.shield(self._loading)
+            self.store_label = self.loaded.store_label
+        return self.loaded
+
+    @property
+    def runtime(self) -> Any:
+        return getattr(self.loaded, "runtime", None)
+
+    @property
+    def actor(self) -> str | None:
+        return getattr(self.loaded, "actor", None)
+
+    def list_agents(self) -> list[AgentInfo]:
+        return self.loaded.list_agents() if self.loaded is not None else []
+
+    async def start_run(
+        self, agent_id: str, prompt: str, *, thread_id: str | None = None, resource_id: str | None = None
+    ) -> RunStream:
+        return await (await self.ready()).start_run(agent_id, prompt, thread_id=thread_id, resource_id=resource_id)
+
+    async def approve(self, run_id: str, tool_call_id: str, fingerprint: str | None) -> RunStream:
+        return await (await self.ready()).approve(run_id, tool_call_id, fingerprint)
+
+    async def decline(self, run_id: str, tool_call_id: str, reason: str | None) -> RunStream:
+        return await (await self.ready()).decline(run_id, tool_call_id, reason)
+
+    async def resume(self, run_id: str, tool_call_id: str, data: dict[str, Any]) -> RunStream:
+        return await (await self.ready()).resume(run_id, tool_call_id, data)
+
+    async def list_pending(self, **kw: Any) -> PendingPage:
+        return await (await self.ready()).list_pending(**kw)
+
+    async def get_run(self, run_id: str) -> PendingRun:
+        return await (await self.ready()).get_run(run_id)
+
+    async def audit(self, *, last: int = 200) -> list[Any]:
+        return await (await self.ready()).audit(last=last)
+
+    async def run_context(self, run_id: str) -> RunContext:
+        return await (await self.ready()).run_context(run_id)
+
+    async def aclose(self) -> None:
+        if self._loading is not None:
+            try:
+                backend = await self._loading
+            except Exception:  # it never loaded: nothing to close
+                return
+            await backend.aclose()
