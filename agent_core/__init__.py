@@ -45,6 +45,10 @@ if TYPE_CHECKING:
     from agent_core.tools import Tool, ToolContext, ToolWriter, create_tool, tool
     from agent_core.views import Grant, PendingToolCall, SuspendedRun, SuspendedRunList
 
+# ``fingerprint`` is also a submodule's name: importing the submodule anywhere would make the
+# package attribute the module, so the function is bound now (the module is small).
+from agent_core.fingerprint import fingerprint
+
 #: public name -> the module that defines it
 _EXPORTS: dict[str, str] = {
     "Agent": "agent_core.agent",
@@ -70,7 +74,6 @@ _EXPORTS: dict[str, str] = {
     "ToolOutputNotSerializable": "agent_core.errors",
     "WardenError": "agent_core.errors",
     "WrongDecisionKind": "agent_core.errors",
-    "fingerprint": "agent_core.fingerprint",
     "ToolHookCall": "agent_core.hooks",
     "mcp_tools": "agent_core.mcp",
     "Memory": "agent_core.memory",
