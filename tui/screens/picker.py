@@ -76,6 +76,8 @@ class PendingPicker(WardenScreen[PendingCall | None]):
         self._contexts: OrderedDict[str, Any] = OrderedDict()
         self._filter_timer: Timer | None = None
         self._preview_timer: Timer | None = None
+        #: Another page, filter or sort: the cursor starts at the first row.
+        self._to_top = False
         #: A key of a burst of typing closed the picker (``tui.typing_guard``).
         self.bounced = False
 
@@ -139,7 +141,11 @@ class PendingPicker(WardenScreen[PendingCall | None]):
                 self.agents[call.key] = run.agent_id
                 self.threads[call.key] = run.thread_id
                 table.add_row(*self._cells(call, run.agent_id, run.thread_id, age), key=call.key)
-        if selected is not None and selected in self.calls:
+        if self._to_top:
+            self._to_top = False
+            if table.row_count:
+                table.move_cursor(row=0, animate=False)
+        elif selected is not None and selected in self.calls:
             table.move_cursor(row=table.get_row_index(selected), animate=False)
         elif table.row_count:
             # The call under the cursor left (decided here or elsewhere): the row that took its
@@ -274,6 +280,7 @@ class PendingPicker(WardenScreen[PendingCall | None]):
         if query != self.query_state:
             self.query_state = query
             self.page = 0
+            self._to_top = True
             self.reload()
         else:
             self._show_header()
@@ -295,6 +302,7 @@ class PendingPicker(WardenScreen[PendingCall | None]):
         nxt = SORTS[(SORTS.index(q.sort) + 1) % len(SORTS)]
         self.query_state = PendingQuery(q.text, q.agent_id, q.thread_id, q.tool_name, q.kind, nxt)  # type: ignore[arg-type]
         self.page = 0
+        self._to_top = True
         self.reload()
 
     def action_cycle_kind(self) -> None:
@@ -377,11 +385,13 @@ class PendingPicker(WardenScreen[PendingCall | None]):
     def action_next_page(self) -> None:
         if (self.page + 1) * self.per_page < self.total:
             self.page += 1
+            self._to_top = True
             self.reload()
 
     def action_previous_page(self) -> None:
         if self.page > 0:
             self.page -= 1
+            self._to_top = True
             self.reload()
 
     def action_close(self) -> None:
