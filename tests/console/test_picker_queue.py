@@ -132,9 +132,9 @@ async def test_columns_show_arguments_and_agent_path_and_the_preview_the_context
         picker = await open_picker(pilot)
         table = picker.table
         cells = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
-        assert cells[1][0] == "issue_refund" and cells[1][2] == "ops"
-        assert cells[1][1] == "order_id=ord-1042, amount…"  # sanitised, cut to its column
-        assert cells[3][2] == "supervisor › data-agent"
+        assert cells[1][:3] == ["issue_refund", "approval", "5m"] and cells[1][4] == "ops"
+        assert cells[1][3] == "order_id=ord-1042, amount…"  # sanitised, cut to its column
+        assert cells[3][4] == "supervisor › data-agent"
         await wait_for(pilot, lambda: picker.preview_loaded, "context read")
         preview = str(picker.query_one("#picker-preview-text", Static).render())
         assert "Please delete record abc-123" in preview  # the request
@@ -155,7 +155,7 @@ async def test_hostile_arguments_are_one_sanitised_truncated_cell():
     app = fake_app(FakeBackend([run]))
     async with app.run_test(size=SIZE) as pilot:
         picker = await open_picker(pilot)
-        cell = picker.table.get_row_at(0)[1]
+        cell = picker.table.get_row_at(0)[3]
         assert "\x1b" not in cell.plain and "\n" not in cell.plain and "\x07" not in cell.plain
         assert cell.plain.endswith("…") and len(cell.plain) <= 26
         assert "[bold]" in cell.plain  # shown as text, never as markup

@@ -89,7 +89,8 @@ class PendingPicker(WardenScreen[PendingCall | None]):
             classes="hidden",
         )
         table: QueueTable = QueueTable(id="pending-table", cursor_type="row", zebra_stripes=True)
-        table.add_columns("Tool", "Arguments", "Agent", "Thread", "Kind", "Age", "Run")
+        # what and how urgent first: at 80 columns tool, kind, age and arguments stay in view
+        table.add_columns("Tool", "Kind", "Age", "Arguments", "Agent", "Thread", "Run")
         yield table
         with VerticalScroll(id="picker-preview"):
             yield Static("", id="picker-preview-text")
@@ -159,11 +160,11 @@ class PendingPicker(WardenScreen[PendingCall | None]):
         kind = Text("approval", style="yellow") if call.kind == "approval" else Text("input", style="cyan")
         return (
             safe_text(call.tool_name[:28], "bold", multiline=False),
+            kind,
+            age,
             args_summary(call.args, 26),
             agent_path(call, agent_id, 24),
             safe_text((thread_id or "—")[:12], multiline=False),
-            kind,
-            age,
             safe_text(call.run_id[:8], "dim", multiline=False),
         )
 
