@@ -1,38 +1,109 @@
-"""Warden's runtime: agents, tools, approval before execution, suspension during it."""
+"""Warden's runtime: agents, tools, approval before execution, suspension during it.
 
-from agent_core.agent import Agent
-from agent_core.chunks import Chunk
-from agent_core.engine import ToolCallInfo
-from agent_core.errors import (
-    AgentNotFound,
-    AlreadyDecided,
-    AmbiguousToolCall,
-    ApprovalExpired,
-    CorruptSnapshot,
-    FingerprintMismatch,
-    GrantNotAllowed,
-    GrantNotFound,
-    InvalidRequest,
-    ModelError,
-    ProviderConfigError,
-    ResumeDataInvalid,
-    SnapshotNotFound,
-    StructuredOutputInvalid,
-    SuspendPayloadInvalid,
-    ToolArgsInvalid,
-    ToolCallNotSuspended,
-    ToolOutputNotSerializable,
-    WardenError,
-    WrongDecisionKind,
-)
+The public names are loaded on first use (PEP 562): ``import agent_core.errors`` or
+``from agent_core import wire`` does not build every pydantic model of the runtime, which
+keeps the console's first frame and the headless commands quick.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent_core.agent import Agent
+    from agent_core.chunks import Chunk
+    from agent_core.engine import ToolCallInfo
+    from agent_core.errors import (
+        AgentNotFound,
+        AlreadyDecided,
+        AmbiguousToolCall,
+        ApprovalExpired,
+        CorruptSnapshot,
+        FingerprintMismatch,
+        GrantNotAllowed,
+        GrantNotFound,
+        InvalidRequest,
+        ModelError,
+        ProviderConfigError,
+        ResumeDataInvalid,
+        SnapshotNotFound,
+        StructuredOutputInvalid,
+        SuspendPayloadInvalid,
+        ToolArgsInvalid,
+        ToolCallNotSuspended,
+        ToolOutputNotSerializable,
+        WardenError,
+        WrongDecisionKind,
+    )
+    from agent_core.fingerprint import fingerprint
+    from agent_core.hooks import ToolHookCall
+    from agent_core.mcp import mcp_tools
+    from agent_core.memory import Memory
+    from agent_core.runtime import Runtime
+    from agent_core.stream import AgentStream, GenerateResult
+    from agent_core.tools import Tool, ToolContext, ToolWriter, create_tool, tool
+    from agent_core.views import Grant, PendingToolCall, SuspendedRun, SuspendedRunList
+
+# ``fingerprint`` is also a submodule's name: importing the submodule anywhere would make the
+# package attribute the module, so the function is bound now (the module is small).
 from agent_core.fingerprint import fingerprint
-from agent_core.hooks import ToolHookCall
-from agent_core.mcp import mcp_tools
-from agent_core.memory import Memory
-from agent_core.runtime import Runtime
-from agent_core.stream import AgentStream, GenerateResult
-from agent_core.tools import Tool, ToolContext, ToolWriter, create_tool, tool
-from agent_core.views import Grant, PendingToolCall, SuspendedRun, SuspendedRunList
+
+#: public name -> the module that defines it
+_EXPORTS: dict[str, str] = {
+    "Agent": "agent_core.agent",
+    "Chunk": "agent_core.chunks",
+    "ToolCallInfo": "agent_core.engine",
+    "AgentNotFound": "agent_core.errors",
+    "AlreadyDecided": "agent_core.errors",
+    "AmbiguousToolCall": "agent_core.errors",
+    "ApprovalExpired": "agent_core.errors",
+    "CorruptSnapshot": "agent_core.errors",
+    "FingerprintMismatch": "agent_core.errors",
+    "GrantNotAllowed": "agent_core.errors",
+    "GrantNotFound": "agent_core.errors",
+    "InvalidRequest": "agent_core.errors",
+    "ModelError": "agent_core.errors",
+    "ProviderConfigError": "agent_core.errors",
+    "ResumeDataInvalid": "agent_core.errors",
+    "SnapshotNotFound": "agent_core.errors",
+    "StructuredOutputInvalid": "agent_core.errors",
+    "SuspendPayloadInvalid": "agent_core.errors",
+    "ToolArgsInvalid": "agent_core.errors",
+    "ToolCallNotSuspended": "agent_core.errors",
+    "ToolOutputNotSerializable": "agent_core.errors",
+    "WardenError": "agent_core.errors",
+    "WrongDecisionKind": "agent_core.errors",
+    "ToolHookCall": "agent_core.hooks",
+    "mcp_tools": "agent_core.mcp",
+    "Memory": "agent_core.memory",
+    "Runtime": "agent_core.runtime",
+    "AgentStream": "agent_core.stream",
+    "GenerateResult": "agent_core.stream",
+    "Tool": "agent_core.tools",
+    "ToolContext": "agent_core.tools",
+    "ToolWriter": "agent_core.tools",
+    "create_tool": "agent_core.tools",
+    "tool": "agent_core.tools",
+    "Grant": "agent_core.views",
+    "PendingToolCall": "agent_core.views",
+    "SuspendedRun": "agent_core.views",
+    "SuspendedRunList": "agent_core.views",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:  # a submodule (``from agent_core import wire``) or a wrong name
+        raise AttributeError(f"module 'agent_core' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
 
 __all__ = [
     "Agent",

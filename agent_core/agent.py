@@ -20,6 +20,7 @@ from agent_core.runtime import Runtime
 from agent_core.stream import AgentStream, GenerateResult
 from agent_core.tools import Tool
 from agent_core.views import SuspendedRunList
+from storage.listing import ListKind, Sort
 
 
 class Agent:
@@ -276,10 +277,29 @@ class Agent:
         ).result()
 
     async def list_suspended_runs(
-        self, *, thread_id: str | None = None, resource_id: str | None = None, page: int = 0, per_page: int = 50
+        self,
+        *,
+        thread_id: str | None = None,
+        resource_id: str | None = None,
+        page: int = 0,
+        per_page: int = 50,
+        query: str | None = None,
+        tool_name: str | None = None,
+        kind: ListKind | None = None,
+        sort: Sort = "age",
+        with_counts: bool = False,
     ) -> SuspendedRunList:
         return await self.runtime.list_suspended_runs(
-            agent_id=self.id, thread_id=thread_id, resource_id=resource_id, page=page, per_page=per_page
+            agent_id=self.id,
+            thread_id=thread_id,
+            resource_id=resource_id,
+            page=page,
+            per_page=per_page,
+            query=query,
+            tool_name=tool_name,
+            kind=kind,
+            sort=sort,
+            with_counts=with_counts,
         )
 
     async def send_tool_approval(

@@ -31,7 +31,9 @@ ChunkType = Literal[
 class Payload(BaseModel):
     """Base of chunk payloads: snake_case in Python, camelCase in JSON (``by_alias=True``)."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, serialize_by_alias=False)
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, serialize_by_alias=False, defer_build=True
+    )
 
 
 class StartPayload(Payload):

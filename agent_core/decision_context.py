@@ -25,7 +25,7 @@ DescribeTool = Callable[[list[str], str], str | None]
 
 
 class _View(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, defer_build=True)
 
 
 class StepCall(_View):

@@ -31,6 +31,7 @@ from agent_core.errors import (
     ApprovalExpired,
     CorruptSnapshot,
     FingerprintMismatch,
+    InvalidRequest,
     ResumeDataInvalid,
     SnapshotNotFound,
     ToolArgsInvalid,
@@ -46,6 +47,7 @@ from agent_core.snapshot import find_call
 from agent_core.stream import AgentStream
 from agent_core.views import SuspendedRunList
 from storage.base import Store
+from storage.listing import KINDS, SORTS, ListKind, Sort
 from storage.records import ClaimResult, Decision, PendingCallRow, RunRow
 
 DecisionKind = Literal["approve", "decline", "resume"]
@@ -604,11 +606,28 @@ async def list_suspended(
     resource_id: str | None = None,
     page: int = 0,
     per_page: int = 50,
+    query: str | None = None,
+    tool_name: str | None = None,
+    kind: ListKind | None = None,
+    sort: Sort = "age",
+    with_counts: bool = False,
 ) -> SuspendedRunList:
-    """One page of the store's pending runs, as views."""
+    """One page of the store's pending runs, as views, filtered and ordered by the store's query
+    (``query`` terms over agent, thread, tool and arguments; exact ``tool_name`` and ``kind``);
+    ``with_counts`` adds the pending calls per kind under the same filters."""
     if page < 0 or per_page < 1:
         raise ValueError("page must be >= 0 and per_page >= 1")
-    rows, total = await store.list_suspended(
-        agent_id=agent_id, thread_id=thread_id, resource_id=resource_id, page=page, per_page=per_page
-    )
-    return SuspendedRunList.from_rows(rows, total=total, page=page, per_page=per_page)
+    if sort not in SORTS:
+        raise InvalidRequest(f"sort must be one of {', '.join(SORTS)}, not {sort!r}")
+    if kind is not None and kind not in KINDS:
+        raise InvalidRequest(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
+    filters: dict[str, Any] = {
+        "agent_id": agent_id,
+        "thread_id": thread_id,
+        "resource_id": resource_id,
+        "query": query or None,
+        "tool_name": tool_name,
+    }
+    rows, total = await store.list_suspended(**filters, kind=kind, sort=sort, page=page, per_page=per_page)
+    counts = await store.count_suspended_by_kind(**filters) if with_counts else None
+    return SuspendedRunList.from_rows(rows, total=total, page=page, per_page=per_page, counts=counts)

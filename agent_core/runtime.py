@@ -32,6 +32,7 @@ from agent_core.views import AuditEntry, AuditPage, Grant, SuspendedRun, Suspend
 from storage.audit import ChainReport
 from storage.audit import verify as verify_chain
 from storage.base import Store
+from storage.listing import ListKind, Sort
 from storage.memory import InMemoryStore
 from storage.records import GrantRow
 
@@ -338,11 +339,28 @@ class Runtime:
         resource_id: str | None = None,
         page: int = 0,
         per_page: int = 50,
+        query: str | None = None,
+        tool_name: str | None = None,
+        kind: ListKind | None = None,
+        sort: Sort = "age",
+        with_counts: bool = False,
     ) -> SuspendedRunList:
+        """One page of pending runs; the filters and the order are the store's query (see
+        ``agent_core.decisions.list_suspended``)."""
         if agent_id is not None and agent_id in self._by_id:
             agent_id = self._by_id[agent_id].id
         return await list_suspended(
-            self.store, agent_id=agent_id, thread_id=thread_id, resource_id=resource_id, page=page, per_page=per_page
+            self.store,
+            agent_id=agent_id,
+            thread_id=thread_id,
+            resource_id=resource_id,
+            page=page,
+            per_page=per_page,
+            query=query,
+            tool_name=tool_name,
+            kind=kind,
+            sort=sort,
+            with_counts=with_counts,
         )
 
     async def get_suspended_run(self, run_id: str) -> SuspendedRun:

@@ -11,7 +11,6 @@ import json
 import re
 from typing import Any
 
-import jsonschema
 from pydantic import BaseModel, ValidationError
 
 from agent_core.errors import StructuredOutputInvalid
@@ -49,6 +48,8 @@ def parse_output(text: str, schema: dict[str, Any] | None, model: type[BaseModel
                 text=text,
             ) from exc
     if schema is not None:
+        import jsonschema  # ~0.1 s of imports: only for a run that checks a stored schema
+
         try:
             jsonschema.validate(data, schema)
         except jsonschema.ValidationError as exc:

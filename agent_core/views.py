@@ -13,7 +13,7 @@ from storage.records import AuditRow, GrantRow, GrantScope, PendingCallRow, Susp
 
 
 class _View(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, defer_build=True)
 
 
 class PendingToolCall(_View):
@@ -96,12 +96,23 @@ class SuspendedRunList(_View):
     per_page: int = 50
     #: runs of this page that could not be read (corrupt rows); deciding them raises ``CorruptRecord``.
     unreadable: list[UnreadableRun] = Field(default_factory=list)
+    #: pending calls per kind (``approval``, ``input``) under the same filters, when asked for
+    #: (``with_counts=True``): the picker's header.
+    counts: dict[str, int] | None = None
 
     @classmethod
-    def from_rows(cls, rows: list[SuspendedRunRow], *, total: int, page: int, per_page: int) -> SuspendedRunList:
+    def from_rows(
+        cls,
+        rows: list[SuspendedRunRow],
+        *,
+        total: int,
+        page: int,
+        per_page: int,
+        counts: dict[str, int] | None = None,
+    ) -> SuspendedRunList:
         runs = [SuspendedRun.from_row(r) for r in rows if r.error is None]
         bad = [UnreadableRun(run_id=r.run.run_id, agent_id=r.run.agent_id, error=r.error) for r in rows if r.error]
-        return cls(runs=runs, total=total, page=page, per_page=per_page, unreadable=bad)
+        return cls(runs=runs, total=total, page=page, per_page=per_page, unreadable=bad, counts=counts)
 
 
 class AuditEntry(_View):

@@ -310,6 +310,9 @@ def encode_suspended_run_list(result: Any) -> dict[str, Any]:
     for name in ("page", "per_page"):
         if getattr(result, name, None) is not None:
             out[to_camel(name)] = getattr(result, name)
+    counts = getattr(result, "counts", None)
+    if counts is not None:  # asked for with ``withCounts=true``
+        out["counts"] = dict(counts)
     unreadable = getattr(result, "unreadable", None)
     if unreadable:  # runs whose stored rows are corrupt: reported, never hiding the others
         out["unreadable"] = [u.model_dump(mode="json", by_alias=True) for u in unreadable]
@@ -453,10 +456,31 @@ def send_tool_approval_request(
 
 
 def suspended_runs_query(
-    *, agent_id: str | None = None, thread_id: str | None, resource_id: str | None, page: int, per_page: int
+    *,
+    agent_id: str | None = None,
+    thread_id: str | None,
+    resource_id: str | None,
+    page: int,
+    per_page: int,
+    query: str | None = None,
+    tool_name: str | None = None,
+    kind: str | None = None,
+    sort: str | None = None,
+    with_counts: bool = False,
 ) -> dict[str, Any]:
     return drop_none(
-        {"agentId": agent_id, "threadId": thread_id, "resourceId": resource_id, "page": page, "perPage": per_page}
+        {
+            "agentId": agent_id,
+            "threadId": thread_id,
+            "resourceId": resource_id,
+            "page": page,
+            "perPage": per_page,
+            "q": query or None,
+            "toolName": tool_name,
+            "kind": kind,
+            "sort": None if sort in (None, "age") else sort,
+            "withCounts": "true" if with_counts else None,
+        }
     )
 
 

@@ -69,6 +69,10 @@ def __getattr__(name: str) -> Any:
     return value
 
 
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_WHERE])
+
+
 __all__ = [
     "AuditRow",
     "ClaimResult",

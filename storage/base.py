@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol, runtime_checkable
 
+from storage.listing import ListKind, Sort
 from storage.records import (
     AuditRow,
     CallKind,
@@ -156,8 +157,31 @@ class Store(Protocol):
         resource_id: str | None = None,
         page: int = 0,
         per_page: int = 50,
+        query: str | None = None,
+        tool_name: str | None = None,
+        kind: ListKind | None = None,
+        sort: Sort = "age",
     ) -> tuple[list[SuspendedRunRow], int]:
-        """Runs with at least one actionable call (never writes; lease expiry is read, not applied)."""
+        """Runs with at least one actionable call (never writes; lease expiry is read, not applied).
+
+        Filtered and ordered by the database (``storage.listing.SuspendedFilter``): ``query`` terms
+        over agent, thread, tool name and arguments; ``tool_name`` and ``kind`` (``approval`` or
+        ``input``) also narrow the calls listed with each run; ``sort`` is ``age`` (newest first),
+        ``agent`` or ``tool``. The total counts the runs the filters match.
+        """
+        ...
+
+    async def count_suspended_by_kind(
+        self,
+        *,
+        agent_id: str | None = None,
+        thread_id: str | None = None,
+        resource_id: str | None = None,
+        query: str | None = None,
+        tool_name: str | None = None,
+    ) -> dict[str, int]:
+        """Pending calls of suspended runs per kind, ``{"approval": n, "input": m}``, under the
+        same filters as ``list_suspended`` (for the picker's header; one grouped query)."""
         ...
 
     async def audit_log(

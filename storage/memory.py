@@ -16,6 +16,7 @@ from typing import Any
 from storage.audit import AuditFilter, as_list, seal
 from storage.base import DecideFn
 from storage.errors import StorageError, StoreClosed
+from storage.listing import ListKind, Sort, SuspendedFilter, count_kinds
 from storage.records import (
     AuditRow,
     CallKind,
@@ -321,19 +322,45 @@ class InMemoryStore:
         resource_id: str | None = None,
         page: int = 0,
         per_page: int = 50,
+        query: str | None = None,
+        tool_name: str | None = None,
+        kind: ListKind | None = None,
+        sort: Sort = "age",
     ) -> tuple[list[SuspendedRunRow], int]:
         self._check()
+        f = SuspendedFilter(agent_id, thread_id, resource_id, query, tool_name, kind, sort)
+        listed = f.ordered([n for row in self._matching(f) if (n := f.narrow(row)) is not None])
+        return listed[page * per_page : (page + 1) * per_page], len(listed)
+
+    def _matching(self, f: SuspendedFilter) -> list[SuspendedRunRow]:
         now = time.time()
-        listed = [
+        return [
             row
             for r in self._runs.values()
-            if (agent_id is None or r.agent_id == agent_id)
-            and (thread_id is None or r.thread_id == thread_id)
-            and (resource_id is None or r.resource_id == resource_id)
-            and (row := self._listed(r, now)) is not None
+            if (row := self._listed(r, now)) is not None and f.run_matches(row.run, row.calls)
         ]
-        listed.sort(key=lambda row: (row.run.suspended_at, row.run.run_id), reverse=True)
-        return listed[page * per_page : (page + 1) * per_page], len(listed)
+
+    async def count_suspended_by_kind(
+        self,
+        *,
+        agent_id: str | None = None,
+        thread_id: str | None = None,
+        resource_id: str | None = None,
+        query: str | None = None,
+        tool_name: str | None = None,
+    ) -> dict[str, int]:
+        """Pending calls per kind (``approval``, ``input``) of the suspended runs the filters list."""
+        self._check()
+        f = SuspendedFilter(agent_id, thread_id, resource_id, query, tool_name)
+        return count_kinds(
+            [
+                c
+                for row in self._matching(f)
+                if row.run.status == "suspended"
+                for c in self._calls.get(row.run.run_id, {}).values()
+                if c.status == "pending" and f.call_matches(c)
+            ]
+        )
 
     async def audit_log(
         self,

@@ -38,6 +38,7 @@ from storage.errors import (
     UnstorableText,
 )
 from storage.events import StoreEvent
+from storage.listing import KINDS, ListKind, Sort, SuspendedFilter, count_sql, listed_kind
 from storage.records import (
     AuditRow,
     CallKind,
@@ -78,6 +79,11 @@ from storage.rows import (
 )
 
 T = TypeVar("T")
+
+
+def _mark(n: int) -> str:
+    return f"${n}"
+
 
 SCHEMA_VERSION = 5
 #: the channel the triggers notify on (one per database).
@@ -284,6 +290,9 @@ _MIGRATIONS: dict[int, str] = {
         END IF;
         RETURN TRUE;
     END $$;
+    -- the picker's filters by tool and kind (``storage.listing``) find pending calls by index.
+    CREATE INDEX pending_calls_by_tool ON pending_calls (tool_name, run_id) WHERE status = 'pending';
+    CREATE INDEX pending_calls_by_kind ON pending_calls (kind, run_id) WHERE status = 'pending';
     """,
 }
 
@@ -1017,63 +1026,90 @@ class PostgresStore:
         resource_id: str | None = None,
         page: int = 0,
         per_page: int = 50,
+        query: str | None = None,
+        tool_name: str | None = None,
+        kind: ListKind | None = None,
+        sort: Sort = "age",
     ) -> tuple[list[SuspendedRunRow], int]:
+        f = SuspendedFilter(agent_id, thread_id, resource_id, query, tool_name, kind, sort)
+
         # Read only: a run whose lease expired (a process died or stalled while applying a
         # decision) is listed from what its rows say now; nothing is written. One REPEATABLE READ
         # snapshot, so the total and the page agree.
         async def body(db: asyncpg.Connection) -> tuple[list[SuspendedRunRow], int]:
             now = time.time()
-            cols: list[str] = []
-            params: list[Any] = []
-            for col, val in (("agent_id", agent_id), ("thread_id", thread_id), ("resource_id", resource_id)):
-                if val is not None:
-                    cols.append(col)
-                    params.append(val)
-
-            def extra(first: int) -> str:  # the filters, numbered from $first
-                return "".join(f" AND {col} = ${first + i}" for i, col in enumerate(cols))
-
             broken: dict[str, str] = {}
-            # Runs left "running" under an expired lease: usually none (the index on lease_until finds them).
-            expired = await self._with_calls(
-                db,
-                [
-                    _run(r)
-                    for r in await db.fetch(
-                        f"SELECT {_RUN_LIST_COLS} FROM runs WHERE status = 'running' AND lease_until < $1{extra(2)}",
-                        now,
-                        *params,
-                    )
-                ],
-                now,
-                broken,
-            )
-            if thread_id is None and resource_id is None:
+            # Runs left "running" under an expired lease: usually none (the index on lease_until finds
+            # them). Their decided calls read as pending at this moment, so the call filters run here.
+            exact = SuspendedFilter(f.agent_id, f.thread_id, f.resource_id)
+            params: list[Any] = [now]
+            extra = exact.sql(_mark, params)
+            expired = [
+                narrowed
+                for row in await self._with_calls(
+                    db,
+                    [
+                        _run(r)
+                        for r in await db.fetch(
+                            f"SELECT {_RUN_LIST_COLS} FROM runs WHERE status = 'running' AND lease_until < $1{extra}",
+                            *params,
+                        )
+                    ],
+                    now,
+                    broken,
+                )
+                if (row.error is not None or f.run_matches(row.run, row.calls)) and (narrowed := f.narrow(row))
+            ]
+            params = []
+            extra = f.sql(_mark, params, ilike=True)
+            if f == exact and f.thread_id is None and f.resource_id is None:
                 # Counts of whole agents are kept by triggers: the total stays O(agents), not O(runs).
-                if agent_id is None:
+                if f.agent_id is None:
                     total = await db.fetchval("SELECT COALESCE(SUM(suspended), 0) FROM run_counts")
                 else:
-                    total = await db.fetchval("SELECT suspended FROM run_counts WHERE agent_id = $1", agent_id) or 0
+                    total = await db.fetchval("SELECT suspended FROM run_counts WHERE agent_id = $1", f.agent_id) or 0
             else:
-                total = await db.fetchval(f"SELECT COUNT(*) FROM runs WHERE status = 'suspended'{extra(1)}", *params)
+                total = await db.fetchval(f"SELECT COUNT(*) FROM runs WHERE status = 'suspended'{extra}", *params)
             total = int(total) + len(expired)
             # The listing never reads snapshot JSON: everything shown is in indexed columns.
             start, stop = page * per_page, (page + 1) * per_page
             fetch_from = max(0, start - len(expired))
             n = len(params)
             rows = await db.fetch(
-                f"SELECT {_RUN_LIST_COLS} FROM runs WHERE status = 'suspended'{extra(1)} "
-                f"ORDER BY suspended_at DESC, run_id DESC LIMIT ${n + 1} OFFSET ${n + 2}",
+                f"SELECT {_RUN_LIST_COLS} FROM runs WHERE status = 'suspended'{extra} "
+                f"ORDER BY {f.order_sql()} LIMIT ${n + 1} OFFSET ${n + 2}",
                 *params,
                 stop - fetch_from,
                 fetch_from,
             )
-            suspended = await self._with_calls(db, [_run(r) for r in rows], now, broken)
-            merged = sorted([*expired, *suspended], key=lambda x: (x.run.suspended_at, x.run.run_id), reverse=True)
+            listed = await self._with_calls(db, [_run(r) for r in rows], now, broken)
+            suspended = [r for r in (f.narrow(x) for x in listed) if r]
+            merged = f.ordered([*expired, *suspended]) if expired else suspended
             skip = start - fetch_from
             return merged[skip : skip + per_page], total
 
         return await self._call(body, isolation="repeatable_read")
+
+    async def count_suspended_by_kind(
+        self,
+        *,
+        agent_id: str | None = None,
+        thread_id: str | None = None,
+        resource_id: str | None = None,
+        query: str | None = None,
+        tool_name: str | None = None,
+    ) -> dict[str, int]:
+        f = SuspendedFilter(agent_id, thread_id, resource_id, query, tool_name)
+
+        async def body(db: asyncpg.Connection) -> dict[str, int]:
+            params: list[Any] = []
+            sql = count_sql(f, _mark, params, ilike=True)
+            out = dict.fromkeys(KINDS, 0)
+            for stored, n in await db.fetch(sql, *params):
+                out[listed_kind(stored)] += int(n)
+            return out
+
+        return await self._call(body, tx=False)
 
     async def audit_log(
         self,

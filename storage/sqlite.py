@@ -41,6 +41,7 @@ from storage.errors import (
     StoreUnavailable,
     UnstorableText,
 )
+from storage.listing import KINDS, ListKind, Sort, SuspendedFilter, count_sql, listed_kind
 from storage.records import (
     AuditRow,
     CallKind,
@@ -87,7 +88,13 @@ if TYPE_CHECKING:  # imported when a store opens: ``warden runs list`` reads wit
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 4
+
+def _mark(n: int) -> str:
+    """SQLite's numbered placeholder (one parameter may be used twice in a query)."""
+    return f"?{n}"
+
+
+SCHEMA_VERSION = 5
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -211,6 +218,11 @@ _MIGRATIONS: dict[int, str] = {
     UPDATE audit_log SET seq = (SELECT COUNT(*) FROM audit_log a WHERE a.id <= audit_log.id);
     CREATE UNIQUE INDEX audit_by_seq ON audit_log (seq);
     CREATE INDEX audit_by_agent ON audit_log (agent_id, seq);
+    """,
+    # The picker's filters by tool and kind (``storage.listing``) find pending calls by index.
+    5: """
+    CREATE INDEX pending_calls_by_tool ON pending_calls (tool_name, run_id) WHERE status = 'pending';
+    CREATE INDEX pending_calls_by_kind ON pending_calls (kind, run_id) WHERE status = 'pending';
     """,
 }
 
@@ -920,8 +932,13 @@ class SqliteStore:
         resource_id: str | None = None,
         page: int = 0,
         per_page: int = 50,
+        query: str | None = None,
+        tool_name: str | None = None,
+        kind: ListKind | None = None,
+        sort: Sort = "age",
     ) -> tuple[list[SuspendedRunRow], int]:
-        return await self._call(self._list_suspended, agent_id, thread_id, resource_id, page, per_page)
+        f = SuspendedFilter(agent_id, thread_id, resource_id, query, tool_name, kind, sort)
+        return await self._call(self._list_suspended, f, page, per_page)
 
     def list_suspended_now(
         self,
@@ -945,7 +962,7 @@ class SqliteStore:
             db.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
             if not self._schema_current(db):
                 return None
-            return self._list_suspended(db, agent_id, thread_id, resource_id, page, per_page)
+            return self._list_suspended(db, SuspendedFilter(agent_id, thread_id, resource_id), page, per_page)
         except sqlite3.Error as exc:
             raise self._typed(exc) from exc
         finally:
@@ -953,24 +970,11 @@ class SqliteStore:
 
     @classmethod
     def _list_suspended(
-        cls,
-        db: sqlite3.Connection,
-        agent_id: str | None,
-        thread_id: str | None,
-        resource_id: str | None,
-        page: int,
-        per_page: int,
+        cls, db: sqlite3.Connection, f: SuspendedFilter, page: int, per_page: int
     ) -> tuple[list[SuspendedRunRow], int]:
         # Read only: a run whose lease expired (a process died or stalled while applying
         # a decision) is listed from what its rows say now; nothing is written.
         now = time.time()
-        where: list[str] = []
-        params: list[Any] = []
-        for col, val in (("agent_id", agent_id), ("thread_id", thread_id), ("resource_id", resource_id)):
-            if val is not None:
-                where.append(f"{col} = ?")
-                params.append(val)
-        extra = "".join(f" AND {w}" for w in where)
         broken: dict[str, str] = {}
 
         def decode(rows: list[tuple]) -> list[RunRow]:
@@ -983,24 +987,34 @@ class SqliteStore:
                     out.append(RunRow(r[0], r[1], r[2], r[3], r[4], "", suspended_at=0.0))
             return out
 
-        # Runs left "running" under an expired lease: usually none (the index on lease_until finds them).
-        expired = cls._with_calls(
-            db,
-            decode(
-                db.execute(
-                    f"SELECT {_RUN_LIST_COLS} FROM runs WHERE status = 'running' AND lease_until < ?{extra}",
-                    [now, *params],
-                ).fetchall()
-            ),
-            now,
-            broken,
-        )
-        if thread_id is None and resource_id is None:
+        # Runs left "running" under an expired lease: usually none (the index on lease_until finds
+        # them). Their decided calls read as pending at this moment, so the call filters run here.
+        exact = SuspendedFilter(f.agent_id, f.thread_id, f.resource_id)
+        params: list[Any] = [now]
+        extra = exact.sql(_mark, params)
+        expired = [
+            narrowed
+            for row in cls._with_calls(
+                db,
+                decode(
+                    db.execute(
+                        f"SELECT {_RUN_LIST_COLS} FROM runs WHERE status = 'running' AND lease_until < ?1{extra}",
+                        params,
+                    ).fetchall()
+                ),
+                now,
+                broken,
+            )
+            if (row.error is not None or f.run_matches(row.run, row.calls)) and (narrowed := f.narrow(row))
+        ]
+        params = []
+        extra = f.sql(_mark, params)
+        if f == exact and f.thread_id is None and f.resource_id is None:
             # Counts of whole agents are kept by triggers: the total stays O(agents), not O(runs).
-            if agent_id is None:
+            if f.agent_id is None:
                 total = db.execute("SELECT COALESCE(SUM(suspended), 0) FROM run_counts").fetchone()[0]
             else:
-                row = db.execute("SELECT suspended FROM run_counts WHERE agent_id = ?", (agent_id,)).fetchone()
+                row = db.execute("SELECT suspended FROM run_counts WHERE agent_id = ?", (f.agent_id,)).fetchone()
                 total = row[0] if row else 0
         else:
             total = db.execute(f"SELECT COUNT(*) FROM runs WHERE status = 'suspended'{extra}", params).fetchone()[0]
@@ -1008,15 +1022,37 @@ class SqliteStore:
         # The listing never reads snapshot JSON: everything shown is in indexed columns.
         start, stop = page * per_page, (page + 1) * per_page
         fetch_from = max(0, start - len(expired))
+        n = len(params)
         rows = db.execute(
             f"SELECT {_RUN_LIST_COLS} FROM runs WHERE status = 'suspended'{extra} "
-            "ORDER BY suspended_at DESC, run_id DESC LIMIT ? OFFSET ?",
+            f"ORDER BY {f.order_sql()} LIMIT ?{n + 1} OFFSET ?{n + 2}",
             [*params, stop - fetch_from, fetch_from],
         ).fetchall()
-        suspended = cls._with_calls(db, decode(rows), now, broken)
-        merged = sorted([*expired, *suspended], key=lambda x: (x.run.suspended_at, x.run.run_id), reverse=True)
+        suspended = [r for r in (f.narrow(x) for x in cls._with_calls(db, decode(rows), now, broken)) if r]
+        merged = f.ordered([*expired, *suspended]) if expired else suspended
         skip = start - fetch_from
         return merged[skip : skip + per_page], total
+
+    async def count_suspended_by_kind(
+        self,
+        *,
+        agent_id: str | None = None,
+        thread_id: str | None = None,
+        resource_id: str | None = None,
+        query: str | None = None,
+        tool_name: str | None = None,
+    ) -> dict[str, int]:
+        f = SuspendedFilter(agent_id, thread_id, resource_id, query, tool_name)
+        return await self._call(self._count_by_kind, f)
+
+    @staticmethod
+    def _count_by_kind(db: sqlite3.Connection, f: SuspendedFilter) -> dict[str, int]:
+        params: list[Any] = []
+        sql = count_sql(f, _mark, params)
+        out = dict.fromkeys(KINDS, 0)
+        for stored, n in db.execute(sql, params).fetchall():
+            out[listed_kind(stored)] += n
+        return out
 
     async def audit_log(
         self,

@@ -52,7 +52,7 @@ async def test_sqlite_schema_is_versioned_and_a_newer_one_is_refused(tmp_path):
     await s.setup()
     await s.aclose()
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT version FROM warden_schema").fetchall() == [(1,), (2,), (3,), (4,)]
+        assert db.execute("SELECT version FROM warden_schema").fetchall() == [(1,), (2,), (3,), (4,), (5,)]
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         db.execute("INSERT INTO warden_schema VALUES (99)")
     with pytest.raises(SchemaTooNew) as err:
@@ -245,3 +245,45 @@ def test_hash_template_cuts_the_exact_canonical_json_entry_hash_covers():
         pre, mid, post = hash_template(row)
         spliced = pre + json.dumps(prev).encode() + mid + b"42" + post
         assert "sha256:" + hashlib.sha256(spliced).hexdigest() == entry_hash(row)
+
+
+async def test_sqlite_schema_4_gains_the_picker_indexes_and_keeps_its_pending_runs(tmp_path):
+    """A database at schema 4 migrates to 5 (indexes on pending calls by tool and kind); its runs stay listed."""
+    from storage.sqlite import _MIGRATIONS, _statements
+
+    path = tmp_path / "w.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE warden_schema (version INTEGER NOT NULL)")
+        for version in (1, 2, 3, 4):
+            for statement in _statements(_MIGRATIONS[version]):
+                db.execute(statement)
+            db.execute("INSERT INTO warden_schema (version) VALUES (?)", (version,))
+        db.execute(
+            "INSERT INTO runs (run_id, agent_id, status, snapshot, created_at, suspended_at, updated_at) "
+            "VALUES ('r1', 'mailer', 'suspended', '{}', 1, 1, 1)"
+        )
+        db.execute(
+            "INSERT INTO pending_calls (run_id, tool_call_id, tool_name, kind, status, fingerprint, args, "
+            "agent_path, seq, created_at) VALUES ('r1', 'c1', 'send_email', 'approval', 'pending', 'fp', "
+            "'{\"to\":\"ana\"}', '[]', 0, 1)"
+        )
+    s = SqliteStore(path)
+    try:
+        rows, total = await s.list_suspended(tool_name="send_email", query="ana")
+        assert total == 1 and rows[0].calls[0].tool_call_id == "c1"
+        assert await s.count_suspended_by_kind() == {"approval": 1, "input": 0}
+    finally:
+        await s.aclose()
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT MAX(version) FROM warden_schema").fetchone()[0] == 5
+        names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+        assert {"pending_calls_by_tool", "pending_calls_by_kind"} <= names
+        for cond in ("c.tool_name = 'send_email'", "c.kind IN ('suspend')"):
+            plan = " ".join(
+                r[-1]
+                for r in db.execute(
+                    "EXPLAIN QUERY PLAN SELECT run_id FROM runs WHERE status = 'suspended' AND EXISTS "
+                    f"(SELECT 1 FROM pending_calls c WHERE c.run_id = runs.run_id AND c.status = 'pending' AND {cond})"
+                )
+            )
+            assert "USING" in plan and "SCAN c" not in plan, plan

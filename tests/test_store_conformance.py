@@ -203,6 +203,69 @@ async def test_listing_totals_follow_runs_that_leave_and_come_back(store):
     assert failed.status == "failed" and failed.error == "boom"
 
 
+async def test_listing_filters_by_query_tool_kind_and_sorts_in_the_store(store):
+    """The picker's work-queue filters: text over agent/thread/tool/arguments, exact tool and kind, sorts."""
+    people = ["ana", "bob", "cy"]
+    for i in range(12):
+        agent = "mailer" if i % 2 else "billing"
+        call = PendingCallRow(
+            run_id=f"run-{i:06d}",
+            tool_call_id="c",
+            tool_name="send_email" if i % 3 else "refund",
+            kind="approval" if i % 4 else "suspend",
+            args={"to": people[i % 3], "note": "50%_off" if i == 7 else "x"},
+            fingerprint="sha256:x",
+            created_at=1000.0 + i,
+        )
+        await store.save_suspended(run_row(i, agent=agent, thread=f"th-{i % 5}"), [call])
+    ids = lambda rows: [int(r.run.run_id[4:]) for r in rows]  # noqa: E731
+    rows, total = await store.list_suspended(query="ANA")
+    assert ids(rows) == [9, 6, 3, 0] and total == 4  # arguments, case-insensitive, newest first
+    rows, total = await store.list_suspended(query="bob mailer")  # every term must match somewhere
+    assert ids(rows) == [7, 1] and total == 2
+    rows, total = await store.list_suspended(query="th-2")  # thread
+    assert ids(rows) == [7, 2] and total == 2
+    rows, _ = await store.list_suspended(query="refund")  # tool name
+    assert ids(rows) == [9, 6, 3, 0]
+    rows, _ = await store.list_suspended(query="50%_")  # LIKE wildcards are literal
+    assert ids(rows) == [7]
+    assert (await store.list_suspended(query="5_%"))[1] == 0
+    rows, total = await store.list_suspended(tool_name="refund", kind="approval")
+    assert ids(rows) == [9, 6, 3] and total == 3
+    rows, total = await store.list_suspended(kind="input", per_page=2, page=1)
+    assert ids(rows) == [0] and total == 3  # 8, 4 on page 0
+    rows, _ = await store.list_suspended(sort="agent", per_page=3)
+    assert [r.run.agent_id for r in rows] == ["billing"] * 3 and ids(rows) == [10, 8, 6]
+    rows, _ = await store.list_suspended(sort="tool", per_page=5)
+    assert ids(rows) == [9, 6, 3, 0, 11]  # refund (newest first), then send_email
+    counts = await store.count_suspended_by_kind()
+    assert counts == {"approval": 9, "input": 3}
+    assert await store.count_suspended_by_kind(agent_id="mailer", query="bob") == {"approval": 2, "input": 0}
+    assert await store.count_suspended_by_kind(tool_name="nope") == {"approval": 0, "input": 0}
+    with pytest.raises(StorageError):
+        await store.list_suspended(sort="size")  # type: ignore[arg-type]
+
+
+async def test_listing_tool_and_kind_filters_narrow_the_calls_of_a_run(store):
+    await store.save_suspended(
+        run_row(1),
+        [
+            call_row(1, "a"),
+            PendingCallRow("run-000001", "b", "ask", "suspend", args={}, fingerprint="f", created_at=1.0, seq=1),
+        ],
+    )
+    [row], total = await store.list_suspended(kind="input")
+    assert total == 1 and [c.tool_call_id for c in row.calls] == ["b"]
+    [row], _ = await store.list_suspended(tool_name="t")
+    assert [c.tool_call_id for c in row.calls] == ["a"]
+    [row], _ = await store.list_suspended(query="ask")  # the text query keeps every call of the run
+    assert [c.tool_call_id for c in row.calls] == ["b", "a"]
+    assert await store.count_suspended_by_kind() == {"approval": 1, "input": 1}
+    claimed = await store.claim("run-000001", "b", kinds=("suspend",), decide=approve, owner="o", lease_seconds=60)
+    assert claimed.run is not None  # decided and leased: no longer counted
+    assert await store.count_suspended_by_kind() == {"approval": 0, "input": 0}
+
+
 # -- decisions -------------------------------------------------------------------------------------
 
 
@@ -460,6 +523,38 @@ async def test_postgres_schema_is_versioned_and_a_newer_one_is_refused():
             await newer.setup()
         assert "99" in err.value.message and err.value.code == "STORAGE_SCHEMA_TOO_NEW"
         await newer.aclose()
+
+
+async def test_postgres_schema_4_gains_the_picker_indexes_and_keeps_its_pending_runs():
+    import asyncpg
+
+    from storage.postgres import _MIGRATIONS
+
+    async with fresh_database() as dsn:
+        conn = await asyncpg.connect(dsn)
+        await conn.execute("CREATE TABLE warden_schema (version INTEGER NOT NULL)")
+        for version in (1, 2, 3, 4):
+            await conn.execute(_MIGRATIONS[version])
+            await conn.execute("INSERT INTO warden_schema (version) VALUES ($1)", version)
+        await conn.execute(
+            "INSERT INTO runs (run_id, agent_id, status, snapshot, created_at, suspended_at, updated_at) "
+            "VALUES ('r1', 'mailer', 'suspended', '{}', 1, 1, 1)"
+        )
+        await conn.execute(
+            "INSERT INTO pending_calls (run_id, tool_call_id, tool_name, kind, status, fingerprint, args, "
+            "agent_path, seq, created_at) VALUES ('r1', 'c1', 'send_email', 'approval', 'pending', 'fp', "
+            "'{\"to\":\"ana\"}', '[]', 0, 1)"
+        )
+        store = PostgresStore(dsn)
+        try:
+            rows, total = await store.list_suspended(tool_name="send_email", query="ANA")
+            assert total == 1 and rows[0].calls[0].tool_call_id == "c1"
+        finally:
+            await store.aclose()
+        assert await conn.fetchval("SELECT MAX(version) FROM warden_schema") == 5
+        names = {r[0] for r in await conn.fetch("SELECT indexname FROM pg_indexes WHERE tablename = 'pending_calls'")}
+        assert {"pending_calls_by_tool", "pending_calls_by_kind"} <= names
+        await conn.close()
 
 
 async def test_postgres_first_starts_at_once_migrate_once():

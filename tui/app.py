@@ -20,7 +20,7 @@ from textual.worker import Worker
 
 from agent_core.errors import ApprovalExpired, WardenError
 from tui import keymap
-from tui.backend import GONE, ConsoleBackend, PendingCall, RunStream
+from tui.backend import GONE, ConsoleBackend, DeferredBackend, PendingCall, RunStream
 from tui.context import RunContext
 from tui.messages import (
     CallResolved,
@@ -149,6 +149,11 @@ class WardenApp(App[None]):
         self.set_interval(0.1, self.open_waiting_dialog, name="waiting-dialogs")
         if self.status_refresh > 0:
             self.set_interval(self.status_refresh, self.refresh_pending_count, name="pending-count")
+        if not isinstance(self.backend, DeferredBackend):
+            self._start_recovery()
+        self.call_after_refresh(self._startup)
+
+    def _start_recovery(self) -> None:
         recover = getattr(getattr(self.backend, "runtime", None), "recover", None)
         if recover is not None:  # crash recovery of a local store: at start, then periodically
             self.run_worker(recover, group="recover", exclusive=True, exit_on_error=False)
@@ -159,12 +164,18 @@ class WardenApp(App[None]):
             # approval deadlines: whoever holds a Runtime expires overdue calls (fail-closed)
             self.run_sweep()
             self.set_interval(10.0, self.run_sweep, name="sweep")
-        self.call_after_refresh(self._startup)
 
     def _startup(self) -> None:
         self.run_backend(self._initial_check, "Could not read pending runs")
 
     async def _initial_check(self) -> None:
+        backend = self.backend
+        if isinstance(backend, DeferredBackend) and backend.loaded is None:
+            # The first frame is up: now the runtime (and its store) can load, off the event loop.
+            backend.release()
+            await backend.ready()
+            self.run_screen.set_agents(backend.list_agents(), backend.store_label)
+            self._start_recovery()
         total = await self._pending_total()
         if total and self.open_picker:
             self.action_open_pending()
@@ -181,11 +192,22 @@ class WardenApp(App[None]):
             try:
                 await work()
             except WardenError as error:
-                self.push_screen(ErrorModal(title, error.message or str(error), error.code))
+                self._show_error(title, error.message or str(error), error.code)
             except Exception as error:  # a worker must never take the console down
-                self.push_screen(ErrorModal(title, f"{type(error).__name__}: {error}"))
+                self._show_error(title, f"{type(error).__name__}: {error}")
 
         return self.run_worker(guarded, group="backend", exit_on_error=False)
+
+    def _show_error(self, title: str, message: str, code: str | None = None) -> None:
+        """An error modal, unless the same one is already showing (a repeated key stacks nothing)."""
+        for screen in self.screen_stack:
+            if isinstance(screen, ErrorModal) and (screen.title_text, screen.message, screen.code) == (
+                title,
+                message,
+                code,
+            ):
+                return
+        self.push_screen(ErrorModal(title, message, code))
 
     async def consume(self, stream: RunStream) -> None:
         screen = self.run_screen
@@ -293,7 +315,10 @@ class WardenApp(App[None]):
                 self.run_screen.stream_started(stream.run_id)
                 return stream
 
-            self.push_screen(ResumeFormModal(call, submit, clock=self.clock), self._on_form_closed)
+            form = ResumeFormModal(call, submit, clock=self.clock)
+            self.push_screen(form, self._on_form_closed)
+            if declining:  # ``n`` in the picker: straight to the reason, as for an approval
+                self.call_after_refresh(form.action_decline)
 
     def _must_wait(self) -> bool:
         """A dialog may not open by itself now: typing, or held back until the prompt is empty."""
@@ -501,12 +526,17 @@ class WardenApp(App[None]):
                 if error.code in GONE:  # decided elsewhere, or the run ended: no longer ours to decide
                     self.post_message(CallResolved(call.run_id, call.tool_call_id))
                 raise
+            finally:
+                picker = self._picker()
+                if picker is not None:  # decided (or refused): the picker lists the store's truth
+                    picker.decision_done(call)
             self.decisions += 1
             self.run_screen.log_decision(call, "approved" if approve else "declined", self.actor_label, reason)
             self.post_message(CallResolved(call.run_id, call.tool_call_id))
             await self.consume(stream)
-            if isinstance(self.screen, PendingPicker):
-                self.screen.reload()
+            picker = self._picker()
+            if picker is not None:
+                picker.reload()
 
         verb = "approve" if approve else "decline"
         self.run_backend(go, f"Could not {verb} {call.tool_name}")
@@ -516,12 +546,16 @@ class WardenApp(App[None]):
 
     def decide_from_list(self, call: PendingCall, *, approve: bool) -> None:
         """``y`` in the picker approves with the listed call's fingerprint; ``n`` opens the call's
-        dialog ready to decline, so that a reason can be given (as in the dialog)."""
+        dialog ready to decline, so that a reason can be given (as in the dialog). An input call
+        cannot be approved: ``y`` opens its resume form, ``n`` the form ready to decline."""
         self.run_screen.show_call(call)
-        if approve:
+        if approve and call.kind == "approval":
             self.decide(call, approve=True, fingerprint=call.fingerprint)
-        elif call.kind == "approval":
-            self.open_dialog(call, deliberate=True, declining=True)
+        else:
+            self.open_dialog(call, deliberate=True, declining=not approve)
+
+    def _picker(self) -> PendingPicker | None:
+        return next((s for s in self.screen_stack if isinstance(s, PendingPicker)), None)
 
     # -- relaunch ------------------------------------------------------------------------------
     def action_open_pending(self) -> None:

@@ -12,13 +12,15 @@ No textual import here: the headless CLI uses this module too.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from agent_core.chunks import Chunk
-from tui.context import RunContext
+if TYPE_CHECKING:  # pydantic models: loaded with the runtime, not before the first frame
+    from agent_core.chunks import Chunk
+    from tui.context import RunContext
 
 Kind = Literal["approval", "input"]
 
@@ -143,8 +145,38 @@ class PendingRun:
 class PendingPage:
     runs: list[PendingRun]
     total: int
+    #: 0-based here; the picker and the CLI show it from 1.
     page: int
     per_page: int
+    #: pending calls per kind (``approval``, ``input``) under the same filters, when asked for.
+    counts: dict[str, int] | None = None
+
+
+@dataclass(frozen=True)
+class PendingQuery:
+    """The picker's filters and order, applied by the store (a query, never a scan here).
+
+    ``text``: words that must all appear in the agent, thread, tool name or arguments;
+    ``tool_name`` and ``kind`` are exact; ``sort`` is ``age`` (newest first), ``agent`` or ``tool``.
+    """
+
+    text: str | None = None
+    agent_id: str | None = None
+    thread_id: str | None = None
+    tool_name: str | None = None
+    kind: Kind | None = None
+    sort: Literal["age", "agent", "tool"] = "age"
+
+    def params(self) -> dict[str, Any]:
+        """Keyword arguments of ``list_suspended_runs`` (runtime and client alike)."""
+        return {
+            "agent_id": self.agent_id,
+            "thread_id": self.thread_id,
+            "query": self.text or None,
+            "tool_name": self.tool_name,
+            "kind": self.kind,
+            "sort": self.sort,
+        }
 
 
 class RunStream(Protocol):
@@ -188,7 +220,11 @@ class ConsoleBackend(Protocol):
         agent_id: str | None = None,
         thread_id: str | None = None,
         resource_id: str | None = None,
-    ) -> PendingPage: ...
+        query: PendingQuery | None = None,
+        with_counts: bool = False,
+    ) -> PendingPage:
+        """One page of pending runs; ``query`` (the picker's filters) wins over the keyword filters."""
+        ...
 
     async def get_run(self, run_id: str) -> PendingRun: ...
 
@@ -229,6 +265,15 @@ async def _last_entries(read: Any, last: int) -> list[Any]:
         if page.next_after is None:
             return list(kept)
         after = page.next_after
+
+
+def _filters(query: PendingQuery | None, agent_id: str | None, thread_id: str | None) -> dict[str, Any]:
+    if query is None:
+        return {"agent_id": agent_id, "thread_id": thread_id}
+    out = query.params()
+    out["agent_id"] = out["agent_id"] or agent_id
+    out["thread_id"] = out["thread_id"] or thread_id
+    return out
 
 
 def _kind(call: Any) -> Kind:
@@ -327,11 +372,15 @@ class LocalBackend:
         agent_id: str | None = None,
         thread_id: str | None = None,
         resource_id: str | None = None,
+        query: PendingQuery | None = None,
+        with_counts: bool = False,
     ) -> PendingPage:
+        filters = _filters(query, agent_id, thread_id)
         result = await self.runtime.list_suspended_runs(
-            agent_id=agent_id, thread_id=thread_id, resource_id=resource_id, page=page, per_page=per_page
+            **filters, resource_id=resource_id, page=page, per_page=per_page, with_counts=with_counts
         )
-        return PendingPage([pending_run_from_runtime(r) for r in result.runs], result.total, page, per_page)
+        runs = [pending_run_from_runtime(r) for r in result.runs]
+        return PendingPage(runs, result.total, page, per_page, result.counts)
 
     async def get_run(self, run_id: str) -> PendingRun:
         return pending_run_from_runtime(await self.runtime.get_suspended_run(run_id))
@@ -481,13 +530,17 @@ class RemoteBackend:
         agent_id: str | None = None,
         thread_id: str | None = None,
         resource_id: str | None = None,
+        query: PendingQuery | None = None,
+        with_counts: bool = False,
     ) -> PendingPage:
+        filters = _filters(query, agent_id, thread_id)
         result = await self.client.list_suspended_runs(
-            agent_id=agent_id, thread_id=thread_id, resource_id=resource_id, page=page, per_page=per_page
+            **filters, resource_id=resource_id, page=page, per_page=per_page, with_counts=with_counts
         )
         for run in result.runs:
             self._run_agent[run.run_id] = run.agent_id
-        return PendingPage([pending_run_from_runtime(r) for r in result.runs], result.total, page, per_page)
+        runs = [pending_run_from_runtime(r) for r in result.runs]
+        return PendingPage(runs, result.total, page, per_page, result.counts)
 
     async def get_run(self, run_id: str) -> PendingRun:
         run = await self.client.get_suspended_run(run_id)
@@ -498,6 +551,8 @@ class RemoteBackend:
         return await _last_entries(self.client.audit_log, last)
 
     async def run_context(self, run_id: str) -> RunContext:
+        from tui.context import RunContext
+
         return RunContext.from_json(await self.client.get_run_context(run_id))
 
     def grants_allowed(self, tool_name: str) -> bool:
@@ -521,3 +576,86 @@ class RemoteBackend:
 
     async def aclose(self) -> None:
         await self.client.aclose()
+
+
+class DeferredBackend:
+    """A ``ConsoleBackend`` built after the console's first frame.
+
+    ``load`` (a zero-argument callable returning the real backend, e.g. a ``LocalBackend`` over
+    the demo runtime) runs in a thread on first use: importing the runtime and building its
+    pydantic models costs more than Textual's own start, and the first frame does not need it.
+    Every call waits for it; ``list_agents`` is empty until then (``WardenApp`` fills the agent
+    selector when it is ready). A failure to load is raised by every call (the app shows it).
+    """
+
+    def __init__(self, load: Callable[[], ConsoleBackend], *, store_label: str = "…") -> None:
+        self._load = load
+        self.store_label = store_label
+        self.loaded: ConsoleBackend | None = None
+        self._loading: asyncio.Future[ConsoleBackend] | None = None
+        self._released: asyncio.Event | None = None
+
+    def release(self) -> None:
+        """Let the load start (the app calls it once its first frame is painted: a load that
+        starts earlier competes with it for the interpreter)."""
+        self._gate().set()
+
+    def _gate(self) -> asyncio.Event:
+        if self._released is None:
+            self._released = asyncio.Event()
+        return self._released
+
+    async def ready(self) -> ConsoleBackend:
+        """The real backend (loaded once, off the event loop, after ``release``)."""
+        if self.loaded is None:
+            await self._gate().wait()
+            if self._loading is None:
+                self._loading = asyncio.ensure_future(asyncio.to_thread(self._load))
+            self.loaded = await asyncio.shield(self._loading)
+            self.store_label = self.loaded.store_label
+        return self.loaded
+
+    @property
+    def runtime(self) -> Any:
+        return getattr(self.loaded, "runtime", None)
+
+    @property
+    def actor(self) -> str | None:
+        return getattr(self.loaded, "actor", None)
+
+    def list_agents(self) -> list[AgentInfo]:
+        return self.loaded.list_agents() if self.loaded is not None else []
+
+    async def start_run(
+        self, agent_id: str, prompt: str, *, thread_id: str | None = None, resource_id: str | None = None
+    ) -> RunStream:
+        return await (await self.ready()).start_run(agent_id, prompt, thread_id=thread_id, resource_id=resource_id)
+
+    async def approve(self, run_id: str, tool_call_id: str, fingerprint: str | None) -> RunStream:
+        return await (await self.ready()).approve(run_id, tool_call_id, fingerprint)
+
+    async def decline(self, run_id: str, tool_call_id: str, reason: str | None) -> RunStream:
+        return await (await self.ready()).decline(run_id, tool_call_id, reason)
+
+    async def resume(self, run_id: str, tool_call_id: str, data: dict[str, Any]) -> RunStream:
+        return await (await self.ready()).resume(run_id, tool_call_id, data)
+
+    async def list_pending(self, **kw: Any) -> PendingPage:
+        return await (await self.ready()).list_pending(**kw)
+
+    async def get_run(self, run_id: str) -> PendingRun:
+        return await (await self.ready()).get_run(run_id)
+
+    async def audit(self, *, last: int = 200) -> list[Any]:
+        return await (await self.ready()).audit(last=last)
+
+    async def run_context(self, run_id: str) -> RunContext:
+        return await (await self.ready()).run_context(run_id)
+
+    async def aclose(self) -> None:
+        if self._loading is not None:
+            try:
+                backend = await self._loading
+            except Exception:  # it never loaded: nothing to close
+                return
+            await backend.aclose()

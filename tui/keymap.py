@@ -152,8 +152,39 @@ PICKER: list[BindingType] = [
     Binding(
         "y", "approve", "Approve", id="picker.approve", tooltip="Approve the highlighted call with its fingerprint"
     ),
-    Binding("n", "decline", "Decline", id="picker.decline", tooltip="Decline the highlighted call"),
+    Binding("n", "decline", "Decline", id="picker.decline", tooltip="Decline the highlighted call, with a reason"),
     Binding("r", "refresh", "Refresh", id="picker.refresh", tooltip="Reload the list from the store"),
+    Binding("j", "row_down", "Down", id="picker.down", show=False, tooltip="Next row (also down)"),
+    Binding("k", "row_up", "Up", id="picker.up", show=False, tooltip="Previous row (also up)"),
+    Binding("g", "first_row", "First", id="picker.first", show=False, tooltip="First row (also home)"),
+    Binding("G", "last_row", "Last", id="picker.last", show=False, tooltip="Last row (also end)"),
+    Binding(
+        "slash",
+        "filter",
+        "Filter",
+        id="picker.filter",
+        tooltip="Filter as you type: words over tool, arguments, agent and thread; agent:, tool:, thread:, kind:",
+    ),
+    Binding("s", "cycle_sort", "Sort", id="picker.sort", tooltip="Sort by age (newest first), agent, or tool"),
+    Binding(
+        "i", "cycle_kind", "Kind", id="picker.kind", show=False, tooltip="Show all calls, approvals only, inputs only"
+    ),
+    Binding(
+        "a",
+        "filter_agent",
+        "This agent",
+        id="picker.agent",
+        show=False,
+        tooltip="Only the highlighted call's agent (again: every agent)",
+    ),
+    Binding(
+        "t",
+        "filter_tool",
+        "This tool",
+        id="picker.tool",
+        show=False,
+        tooltip="Only the highlighted call's tool (again: every tool)",
+    ),
     Binding(
         "pagedown,right_square_bracket",
         "next_page",

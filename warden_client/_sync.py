@@ -297,8 +297,24 @@ class SyncRemoteAgent:
         resource_id: str | None = None,
         page: int = 0,
         per_page: int = 50,
+        query: str | None = None,
+        tool_name: str | None = None,
+        kind: str | None = None,
+        sort: str = "age",
+        with_counts: bool = False,
     ) -> SuspendedRunList:
-        params = wire.suspended_runs_query(thread_id=thread_id, resource_id=resource_id, page=page, per_page=per_page)
+        """This agent's pending runs, filtered and ordered by the server's store (see the runtime's)."""
+        params = wire.suspended_runs_query(
+            thread_id=thread_id,
+            resource_id=resource_id,
+            page=page,
+            per_page=per_page,
+            query=query,
+            tool_name=tool_name,
+            kind=kind,
+            sort=sort,
+            with_counts=with_counts,
+        )
         url = self._url(wire.AGENT_SUSPENDED_RUNS)
         return suspended_run_list(json_of(self._client.http.get(url, params=params)))
 
@@ -356,10 +372,25 @@ class SyncWardenClient:
         resource_id: str | None = None,
         page: int = 0,
         per_page: int = 50,
+        query: str | None = None,
+        tool_name: str | None = None,
+        kind: str | None = None,
+        sort: str = "age",
+        with_counts: bool = False,
     ) -> SuspendedRunList:
-        """Pending runs of every agent (or of ``agent_id``), like ``Runtime.list_suspended_runs``."""
+        """Pending runs of every agent (or of ``agent_id``), like ``Runtime.list_suspended_runs``:
+        ``query`` words, ``tool_name``, ``kind`` and ``sort`` are applied by the server's store."""
         params = wire.suspended_runs_query(
-            agent_id=agent_id, thread_id=thread_id, resource_id=resource_id, page=page, per_page=per_page
+            agent_id=agent_id,
+            thread_id=thread_id,
+            resource_id=resource_id,
+            page=page,
+            per_page=per_page,
+            query=query,
+            tool_name=tool_name,
+            kind=kind,
+            sort=sort,
+            with_counts=with_counts,
         )
         return suspended_run_list(json_of(self.http.get(wire.SUSPENDED_RUNS, params=params)))
 

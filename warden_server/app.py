@@ -247,9 +247,7 @@ async def suspended_runs(request: Request) -> Response:
     await handover.check_listed(_runtime(request), request.path_params["agentId"])
     agent = handover.decider(_runtime(request), request.path_params["agentId"])
     q = SuspendedRunsQuery.model_validate(dict(request.query_params))
-    result = await agent.list_suspended_runs(
-        thread_id=q.thread_id, resource_id=q.resource_id, page=q.page, per_page=q.per_page
-    )
+    result = await agent.list_suspended_runs(**q.filters())
     return JSONResponse(wire.encode_suspended_run_list(result))
 
 
@@ -258,9 +256,7 @@ async def all_suspended_runs(request: Request) -> Response:
     runtime = _runtime(request)
     if q.agent_id is not None:
         await handover.check_listed(runtime, q.agent_id)  # 404 for an unknown agent rather than an empty list
-    result = await runtime.list_suspended_runs(
-        agent_id=q.agent_id, thread_id=q.thread_id, resource_id=q.resource_id, page=q.page, per_page=q.per_page
-    )
+    result = await runtime.list_suspended_runs(agent_id=q.agent_id, **q.filters())
     return JSONResponse(wire.encode_suspended_run_list(result))
 
 

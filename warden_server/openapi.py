@@ -122,6 +122,15 @@ def _response_schema(spec: Any, components: dict[str, Any]) -> dict[str, Any]:
                 "page": {"type": "integer", "minimum": 0},
                 "perPage": {"type": "integer", "minimum": 1},
                 "unreadable": {"type": "array", "items": _view_schema(UnreadableRun, components)},
+                "counts": {
+                    "type": "object",
+                    "description": "pending calls per kind under the same filters (withCounts=true)",
+                    "required": ["approval", "input"],
+                    "properties": {
+                        "approval": {"type": "integer", "minimum": 0},
+                        "input": {"type": "integer", "minimum": 0},
+                    },
+                },
             },
         }
         return {"$ref": "#/components/schemas/SuspendedRunList"}

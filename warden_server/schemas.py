@@ -171,6 +171,28 @@ class SuspendedRunsQuery(_Body):
     resource_id: Id | None = Field(default=None, alias="resourceId")
     page: int = Field(default=0, ge=0, le=MAX_PAGE)
     per_page: int = Field(default=50, alias="perPage", ge=1, le=1000)
+    #: words that must all appear in the agent id, thread id, or a pending call's tool name or arguments.
+    q: str | None = Field(default=None, max_length=500)
+    tool_name: Id | None = Field(default=None, alias="toolName")
+    kind: Literal["approval", "input"] | None = None
+    #: age (newest first), agent, or tool; each newest first within its group.
+    sort: Literal["age", "agent", "tool"] = "age"
+    #: add ``counts``: pending calls per kind under the same filters.
+    with_counts: bool = Field(default=False, alias="withCounts")
+
+    def filters(self) -> dict[str, Any]:
+        """The listing's keyword arguments (``Runtime.list_suspended_runs``)."""
+        return {
+            "thread_id": self.thread_id,
+            "resource_id": self.resource_id,
+            "page": self.page,
+            "per_page": self.per_page,
+            "query": self.q,
+            "tool_name": self.tool_name,
+            "kind": self.kind,
+            "sort": self.sort,
+            "with_counts": self.with_counts,
+        }
 
 
 class AllSuspendedRunsQuery(SuspendedRunsQuery):

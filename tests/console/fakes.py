@@ -157,9 +157,15 @@ class FakeBackend:
             )
         return FakeStream(run_id, [make_chunk("finish", run_id, finish_reason="stop")])
 
-    async def list_pending(self, *, page=0, per_page=50, agent_id=None, thread_id=None, resource_id=None):
+    async def list_pending(
+        self, *, page=0, per_page=50, agent_id=None, thread_id=None, resource_id=None, query=None, with_counts=False
+    ):
         runs = self.pending[page * per_page : (page + 1) * per_page]
-        return PendingPage(runs, len(self.pending), page, per_page)
+        counts = None
+        if with_counts:
+            kinds = [c.kind for r in self.pending for c in r.calls]
+            counts = {"approval": kinds.count("approval"), "input": kinds.count("input")}
+        return PendingPage(runs, len(self.pending), page, per_page, counts)
 
     async def get_run(self, run_id: str) -> PendingRun:
         return next(r for r in self.pending if r.run_id == run_id)

@@ -233,7 +233,7 @@ async def test_picker_pages_through_many_pending_runs(db_path):
             await pilot.press("right_square_bracket")
             await wait_for(pilot, lambda loads=loads: picker.loads > loads, "next page")
         assert picker.page == 19 and "copy-0998:call_0_0" in picker.calls  # the oldest
-        assert "page 20/20" in str(picker.query_one("#picker-status").render())
+        assert "page 20 of 20" in str(picker.query_one("#picker-status").render())
         loads = picker.loads
         await pilot.press("right_square_bracket")  # already on the last page: nothing to load
         await pilot.press("left_square_bracket")

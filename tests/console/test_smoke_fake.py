@@ -50,4 +50,4 @@ async def test_picker_lists_every_pending_call_and_pages():
         await wait_for(pilot, lambda: len(picker.calls) == 3, "first page")
         await pilot.press("pagedown")
         await wait_for(pilot, lambda: len(picker.calls) == 1 and picker.page == 1, "second page")
-        assert "page 2/2" in str(picker.query_one("#picker-status").render())
+        assert "page 2 of 2" in str(picker.query_one("#picker-status").render())

@@ -104,6 +104,7 @@ def test_relaunch_picker_with_several_runs(snap_compare):
     async def run_before(pilot):
         app = pilot.app
         await wait_for(pilot, lambda: isinstance(app.screen, PendingPicker) and app.screen.loads >= 1, "picker")
+        await wait_for(pilot, lambda: app.screen.preview_loaded, "the preview shows the call's context")
 
     assert snap_compare(make_app(FakeBackend(sample_pending())), terminal_size=SIZE, run_before=run_before)
 

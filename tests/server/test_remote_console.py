@@ -26,6 +26,28 @@ async def _drain(stream) -> list:
     return [c async for c in stream.full_stream]
 
 
+async def test_remote_backend_filters_and_counts_through_the_servers_store(server):
+    """The picker's query (``PendingQuery``) reaches the server's store as query parameters."""
+    from tui.backend import PendingQuery
+
+    backend = await RemoteBackend.connect(server.url, TOKEN)
+    try:
+        runs = {}
+        for prompt in ("delete mail-ana", "delete mail-bob", "ask colour?"):
+            chunks = await _drain(await backend.start_run("ops", prompt, thread_id=f"t-{prompt[-3:]}"))
+            runs[prompt] = PendingCall.from_chunk(chunks[-1]).run_id
+        page = await backend.list_pending(query=PendingQuery(text="ANA"), with_counts=True)
+        assert [r.run_id for r in page.runs] == [runs["delete mail-ana"]]
+        assert page.counts == {"approval": 1, "input": 0}
+        page = await backend.list_pending(query=PendingQuery(kind="input"))
+        assert [r.run_id for r in page.runs] == [runs["ask colour?"]] and page.counts is None
+        page = await backend.list_pending(query=PendingQuery(tool_name="delete_tool", sort="tool"), with_counts=True)
+        assert [r.run_id for r in page.runs] == [runs["delete mail-bob"], runs["delete mail-ana"]]
+        assert page.counts == {"approval": 2, "input": 0}
+    finally:
+        await backend.aclose()
+
+
 async def test_remote_backend_speaks_the_console_protocol(server, servers):
     backend = await RemoteBackend.connect(server.url, TOKEN)
     try:

@@ -159,6 +159,42 @@ def test_suspended_runs_filters_and_pages(server):
         assert c.get("/api/agents/other/suspended-runs").json()["total"] == 0
 
 
+def test_suspended_runs_query_params_filter_sort_and_count_in_the_store(server):
+    """``q``, ``toolName``, ``kind``, ``sort`` and ``withCounts`` (the picker's queue) over raw HTTP."""
+    from warden_client import SyncWardenClient
+
+    with raw(server.url) as c:
+        ana = suspend_delete(c, "mail-to-ana", thread="tf1")["runId"]
+        bob = suspend_delete(c, "mail-to-bob", thread="tf2")["runId"]
+        r, chunks = sse_post(c, f"{A}/stream", {"messages": "ask colour?", "memory": {"thread": "tf3"}})
+        asked = first(chunks, "tool-call-suspended")["runId"]
+
+        def listed(**params) -> dict:
+            r = c.get("/api/suspended-runs", params=params)
+            assert r.status_code == 200, r.text
+            return r.json()
+
+        got = listed(q="ANA")
+        assert [x["runId"] for x in got["runs"]] == [ana] and got["total"] == 1 and "counts" not in got
+        assert [x["runId"] for x in listed(q="mail-to")["runs"]] == [bob, ana]  # newest first
+        assert [x["runId"] for x in listed(q="tf3")["runs"]] == [asked]  # thread
+        assert [x["runId"] for x in listed(toolName="ask_user")["runs"]] == [asked]
+        assert [x["runId"] for x in listed(kind="input")["runs"]] == [asked]
+        assert [x["runId"] for x in listed(kind="approval", agentId="ops")["runs"]] == [bob, ana]
+        assert [x["runId"] for x in listed(sort="tool")["runs"]] == [asked, bob, ana]  # ask_user < delete_tool
+        assert listed(withCounts="true")["counts"] == {"approval": 2, "input": 1}
+        assert listed(q="bob", withCounts="true")["counts"] == {"approval": 1, "input": 0}
+        one = c.get(f"{A}/suspended-runs", params={"q": "ana", "withCounts": "true"}).json()
+        assert [x["runId"] for x in one["runs"]] == [ana] and one["counts"] == {"approval": 1, "input": 0}
+        for bad in ({"sort": "size"}, {"kind": "maybe"}, {"withCounts": "perhaps"}):
+            r = c.get("/api/suspended-runs", params=bad)
+            assert r.status_code == 422, (bad, r.text)
+    with SyncWardenClient(server.url, token=TOKEN) as client:
+        result = client.list_suspended_runs(query="bob", with_counts=True)
+        assert [x.run_id for x in result.runs] == [bob] and result.counts == {"approval": 1, "input": 0}
+        assert [x.run_id for x in client.agent("ops").list_suspended_runs(kind="input").runs] == [asked]
+
+
 def test_approve_tool_call_stream(server, servers):
     with raw(server.url) as c:
         a = suspend_delete(c, "r-approve")

@@ -38,7 +38,7 @@ def call_label(call: PendingCall, now: datetime | None = None) -> Text:
 
 
 class PendingPanel(OptionList):
-    """Pending calls, newest last; ``enter`` opens the call's dialog."""
+    """Pending calls, newest first (as in the picker); ``enter`` opens the call's dialog."""
 
     DEFAULT_CSS = """
     PendingPanel { height: 1fr; }
@@ -80,9 +80,7 @@ class PendingPanel(OptionList):
             return True
         self.changes += 1
         self.calls[call.key] = call
-        self.add_option(Option(self.label(call), id=call.key))
-        if self.highlighted is None:
-            self.highlighted = 0
+        self._prepend([call])
         return True
 
     def remove_call(self, run_id: str, tool_call_id: str) -> None:
@@ -109,8 +107,16 @@ class PendingPanel(OptionList):
             self.calls[call.key] = call
             if call.key in polled:
                 self.polled.add(call.key)
-        self.add_options([Option(self.label(c), id=c.key) for c in new])
-        if self.highlighted is None:
+        self._prepend(new)
+
+    def _prepend(self, calls: list[PendingCall]) -> None:
+        """Put ``calls`` (in their order: the store lists newest first) above the listed ones;
+        the highlighted call stays highlighted (a new arrival never moves the highlight)."""
+        focused = self.focused_call
+        self.set_options([*(Option(self.label(c), id=c.key) for c in calls), *self.options])
+        if focused is not None and focused.key in self.calls:
+            self.highlighted = self.get_option_index(focused.key)
+        elif self.option_count:
             self.highlighted = 0
 
     def _remove(self, keys: Iterable[str]) -> None:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from agent_core.chunks import Chunk
-from agent_core.decision_context import TranscriptEntry
+if TYPE_CHECKING:  # pydantic models: loaded with the runtime, not before the first frame
+    from agent_core.chunks import Chunk
+    from agent_core.decision_context import TranscriptEntry
 from tui.untrusted import safe_text, to_json
 
 STYLES = {

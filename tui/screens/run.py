@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual import events, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Input, Select, Static
 
-from agent_core.chunks import Chunk
 from agent_core.errors import WardenError
+
+if TYPE_CHECKING:  # a pydantic model: loaded with the runtime, not before the first frame
+    from agent_core.chunks import Chunk
+    from tui.context import RunContext
 from tui import keymap
 from tui.backend import GONE, AgentInfo, PendingCall, PendingRun
 from tui.components.chunk_log import ChunkLog
@@ -83,9 +88,11 @@ class RunScreen(WardenScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="top-bar"):
-            options = [(safe_text(f"{a.id} · {a.name}", multiline=False), a.id) for a in self.agents]
             yield Select(
-                options, value=self.agents[0].id if self.agents else Select.NULL, allow_blank=False, id="agent-picker"
+                self._agent_options(),
+                value=self.agents[0].id if self.agents else "",
+                allow_blank=False,
+                id="agent-picker",
             )
             yield Input(placeholder="Ask the agent… (enter to send)", id="prompt")
         yield Static("", id="waiting-banner", classes="hidden")
@@ -103,7 +110,8 @@ class RunScreen(WardenScreen[None]):
         status = self.status
         status.store = self.store_label
         self._update_model_label()
-        self.welcome()
+        if self.agents:  # else when they are loaded (``set_agents``)
+            self.welcome()
         if self.pending_refresh > 0:
             self.poll_pending()
             self.set_interval(self.pending_refresh, self.poll_pending, name="pending-poll")
@@ -151,7 +159,26 @@ class RunScreen(WardenScreen[None]):
     @property
     def agent_id(self) -> str | None:
         value = self.query_one("#agent-picker", Select).value
-        return None if value is Select.NULL else str(value)
+        return None if value is Select.NULL or not self.agents else str(value)
+
+    def set_agents(self, agents: list[AgentInfo], store_label: str) -> None:
+        """The agents of a runtime loaded after the first frame (``DeferredBackend``)."""
+        first = not self.agents
+        self.agents = list(agents)
+        self.store_label = store_label
+        self.status.store = store_label
+        select = self.query_one("#agent-picker", Select)
+        select.set_options(self._agent_options())
+        if self.agents:
+            select.value = self.agents[0].id
+        self._update_model_label()
+        if first:
+            self.welcome()
+
+    def _agent_options(self) -> list[tuple[Text, str]]:
+        if not self.agents:  # a runtime still loading (``DeferredBackend``)
+            return [(Text("loading agents…", style="dim"), "")]
+        return [(safe_text(f"{a.id} · {a.name}", multiline=False), a.id) for a in self.agents]
 
     def _agent(self) -> AgentInfo | None:
         return next((a for a in self.agents if a.id == self.agent_id), None)

@@ -1,0 +1,57 @@
+"""The console's first frame does not wait for the runtime (``DeferredBackend``), driven with Pilot."""
+
+from __future__ import annotations
+
+import threading
+
+from tests.console.conftest import demo_runtime, log_text, showing, suspend_runs, type_prompt, wait_for
+from tui.app import WardenApp
+from tui.backend import DeferredBackend, LocalBackend
+from tui.screens.approval import ApprovalModal
+from tui.screens.error import ErrorModal
+from tui.screens.picker import PendingPicker
+
+SIZE = (120, 40)
+
+
+def options(**kw):
+    base = dict(approval_guard=0, picker_refresh=0, pending_refresh=0, status_refresh=0, cursor_blink=False)
+    base.update(kw)
+    return base
+
+
+async def test_the_runtime_loads_after_the_first_frame_then_agents_and_pending_runs_appear(db_path):
+    await suspend_runs(db_path, [("ops", "delete record abc-123")])
+    gate = threading.Event()
+    loaded_in: list[str] = []
+
+    def load():
+        gate.wait(10)  # held until the first frame is up: nothing of the console waits for it
+        loaded_in.append(threading.current_thread().name)
+        return LocalBackend(demo_runtime(db_path), store_label=str(db_path))
+
+    backend = DeferredBackend(load)
+    app = WardenApp(backend, **options())
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.focused is not None and app.focused.id == "prompt", "prompt focused")
+        screen = app.run_screen
+        assert backend.loaded is None and screen.agents == [] and screen.agent_id is None
+        gate.set()
+        await wait_for(pilot, lambda: isinstance(app.screen, PendingPicker) and app.screen.calls, "picker")
+        assert loaded_in and loaded_in[0] != threading.main_thread().name  # off the event loop
+        assert [a.id for a in screen.agents] == ["ops", "supervisor"] and screen.agent_id == "ops"
+        assert str(db_path) in screen.status.store
+        assert "delete record abc-123" in log_text(app)  # the welcome and its examples, once loaded
+        await pilot.press("escape")
+        await type_prompt(pilot, "delete record abc-124")
+        await wait_for(pilot, lambda: showing(app, ApprovalModal), "approval dialog from the loaded runtime")
+
+
+async def test_a_runtime_that_fails_to_load_is_one_error_dialog(db_path):
+    def load():
+        raise RuntimeError("no such app")
+
+    app = WardenApp(DeferredBackend(load), **options())
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, ErrorModal), "error dialog")
+        assert "no such app" in app.screen.message
