@@ -67,7 +67,7 @@ def test_every_binding_has_an_id_and_a_description():
 
 async def test_help_screen_lists_every_binding_id():
     app = WardenApp(FakeBackend(), now=lambda: NOW, picker_refresh=0, status_refresh=0, cursor_blink=False)
-    async with app.run_test(size=(140, 130)) as pilot:  # tall enough for every section
+    async with app.run_test(size=(140, 170)) as pilot:  # tall enough for every section
         await pilot.press("f1")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "help")
         text = app.export_screenshot()
