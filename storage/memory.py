@@ -183,7 +183,7 @@ class InMemoryStore:
             return None
         if lease_live(self._view(run), now):
             call = self._calls.get(run_id, {}).get(waiting_call or "")
-            if call is not None and call.status != "pending" and call.started_at is None:
+            if call is not None and call.status not in ("pending", "expired") and call.started_at is None:
                 call.decided_until = now + lease_seconds
             return None
         self._leases[run_id] = (owner, now + lease_seconds)
@@ -224,7 +224,7 @@ class InMemoryStore:
             return
         calls = self._calls.get(run_id, {})
         call = calls.get(reset_call or "")
-        if call is not None and call.status != "pending" and call.started_at is None:
+        if call is not None and call.status not in ("pending", "expired") and call.started_at is None:
             call.status, call.decided_until, call.resume_data, call.edited_args = "pending", 0.0, None, None
             self._audit_row(run, call, "withdrawn", "decision interrupted before it was applied")
         if self._leases.get(run_id, ("",))[0] == owner:
@@ -249,7 +249,7 @@ class InMemoryStore:
         calls = self._calls.get(run_id, {})
         returned = 0
         for call in calls.values():
-            if call.status != "pending" and call.started_at is None and call.decided_until < now:
+            if call.status not in ("pending", "expired") and call.started_at is None and call.decided_until < now:
                 call.status, call.decided_until, call.resume_data, call.edited_args = "pending", 0.0, None, None
                 self._audit_row(run, call, "returned-to-pending", "lease expired before the tool started")
                 returned += 1

@@ -686,7 +686,8 @@ class PostgresStore:
                 done = await db.execute(
                     "UPDATE pending_calls SET status = 'pending', decided_until = 0, resume_data = NULL, "
                     "edited_args = NULL "
-                    "WHERE run_id = $1 AND tool_call_id = $2 AND status <> 'pending' AND started_at IS NULL",
+                    "WHERE run_id = $1 AND tool_call_id = $2 AND status NOT IN ('pending', 'expired') "
+                    "AND started_at IS NULL",
                     run_id,
                     reset_call,
                 )
@@ -740,8 +741,8 @@ class PostgresStore:
             returned = await db.fetch(
                 "UPDATE pending_calls SET status = 'pending', decided_until = 0, resume_data = NULL, "
                 "edited_args = NULL "
-                "WHERE run_id = $1 AND status <> 'pending' AND started_at IS NULL AND decided_until < $2 "
-                "RETURNING tool_call_id, tool_name, fingerprint",
+                "WHERE run_id = $1 AND status NOT IN ('pending', 'expired') AND started_at IS NULL "
+                "AND decided_until < $2 RETURNING tool_call_id, tool_name, fingerprint",
                 run_id,
                 now,
             )

@@ -713,7 +713,8 @@ class SqliteStore:
                 cur = db.execute(
                     "UPDATE pending_calls SET status = 'pending', decided_until = 0, resume_data = NULL, "
                     "edited_args = NULL "
-                    "WHERE run_id = ? AND tool_call_id = ? AND status <> 'pending' AND started_at IS NULL",
+                    "WHERE run_id = ? AND tool_call_id = ? AND status NOT IN ('pending', 'expired') "
+                    "AND started_at IS NULL",
                     (run_id, reset_call),
                 )
                 if cur.rowcount:
@@ -762,7 +763,7 @@ class SqliteStore:
                 return 0
             returned = db.execute(
                 "SELECT tool_call_id, tool_name, fingerprint FROM pending_calls WHERE run_id = ? "
-                "AND status <> 'pending' AND started_at IS NULL AND decided_until < ?",
+                "AND status NOT IN ('pending', 'expired') AND started_at IS NULL AND decided_until < ?",
                 (run_id, now),
             ).fetchall()
             if returned:

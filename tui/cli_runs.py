@@ -373,10 +373,9 @@ def runs_sweep(
     app_spec: AppOption = None,
 ) -> None:
     """Expire approvals past their deadline (approval_timeout): the tools never run, the
-    models are told, the runs continue. Needs --app (the agents continue the runs)."""
+    models are told, the runs continue. With --app, runs of its agents; with --db alone, only
+    runs hosted elsewhere that ask for handover (an MCP proxy's: recorded, applied by the proxy)."""
     settings = merge_settings(ctx, db, app_spec)
-    if settings.app is None:
-        fail("warden runs sweep needs --app module:runtime (the agents continue the runs)", 2)
 
     async def go(runtime: Any) -> None:
         expired = await runtime.sweep()

@@ -26,7 +26,7 @@ from typing import Any
 import httpx
 
 from agent_core import Agent, Runtime
-from agent_core.decisions import HANDOVER_KEY
+from agent_core.decisions import HANDOVER_KEY, HANDOVER_TOOLS_KEY, declare_tools
 from agent_core.errors import WardenError
 from agent_core.mcp import McpTools
 from agent_core.models import FunctionModel, Message, ModelRequestInfo, ModelResponse, ToolCall
@@ -182,6 +182,8 @@ class McpProxy:
         request = json.dumps({"tool": name, "arguments": arguments, "tool_call_id": call_id}, ensure_ascii=False)
         context = {
             HANDOVER_KEY: True,
+            # the called tool's schema travels with the run: any process validates edits, grants it
+            HANDOVER_TOOLS_KEY: declare_tools({name: self.agent.tools[name]}),
             "mcp_server": self.tools.server_name or self.tools.describe(),
             "proxy": {"host": socket.gethostname(), "pid": os.getpid()},
         }
