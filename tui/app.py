@@ -138,11 +138,18 @@ class WardenApp(App[None]):
         self.set_interval(0.1, self.open_waiting_dialog, name="waiting-dialogs")
         if self.status_refresh > 0:
             self.set_interval(self.status_refresh, self.refresh_pending_count, name="pending-count")
-        recover = getattr(getattr(self.backend, "runtime", None), "recover", None)
-        if recover is not None:  # crash recovery of a local store: at start, then periodically
-            self.run_worker(recover, group="recover", exclusive=True, exit_on_error=False)
+        runtime: Any = getattr(self.backend, "runtime", None)
+        if getattr(runtime, "recover", None) is not None:
+            # a local store: crash recovery and the deadline sweep (any overdue call, an MCP proxy's
+            # included: recorded here, applied by its host), at start, then periodically
+            async def housekeeping() -> Any:
+                await runtime.recover()
+                if getattr(runtime, "sweep", None) is not None:
+                    await runtime.sweep()
+
+            self.run_worker(housekeeping, group="recover", exclusive=True, exit_on_error=False)
             self.set_interval(
-                10.0, lambda: self.run_worker(recover, group="recover", exclusive=True, exit_on_error=False)
+                10.0, lambda: self.run_worker(housekeeping, group="recover", exclusive=True, exit_on_error=False)
             )
         self.call_after_refresh(self._startup)
 
