@@ -183,7 +183,7 @@ class InMemoryStore:
             return None
         if lease_live(self._view(run), now):
             call = self._calls.get(run_id, {}).get(waiting_call or "")
-            if call is not None and call.status not in ("pending", "expired") and call.started_at is None:
+            if call is not None and call.status != "pending" and call.started_at is None:
                 call.decided_until = now + lease_seconds
             return None
         self._leases[run_id] = (owner, now + lease_seconds)
@@ -230,7 +230,7 @@ class InMemoryStore:
         if self._leases.get(run_id, ("",))[0] == owner:
             self._leases.pop(run_id, None)
             # a run without calls left (its step's results are stored) stays "running", free to continue
-            run.status = "suspended" if calls else "running"
+            run.status = "suspended" if any(c.status != "expired" for c in calls.values()) else "running"
 
     async def list_expired(self, *, limit: int = 100) -> list[RunRow]:
         self._check()
@@ -254,7 +254,7 @@ class InMemoryStore:
                 self._audit_row(run, call, "returned-to-pending", "lease expired before the tool started")
                 returned += 1
         self._leases.pop(run_id, None)
-        run.status = "suspended" if calls else "running"
+        run.status = "suspended" if any(c.status != "expired" for c in calls.values()) else "running"
         return returned
 
     async def finish_run(self, run_id: str, owner: str | None) -> bool:

@@ -706,7 +706,8 @@ class PostgresStore:
                         )
             # A run without calls left (its step's results are stored) stays "running", free to continue.
             await db.execute(
-                "UPDATE runs SET status = CASE WHEN EXISTS (SELECT 1 FROM pending_calls WHERE run_id = $1) "
+                "UPDATE runs SET status = CASE WHEN EXISTS (SELECT 1 FROM pending_calls WHERE run_id = $1 "
+                "AND status <> 'expired') "
                 "THEN 'suspended' ELSE 'running' END, lease_owner = NULL, lease_until = 0, updated_at = $2 "
                 "WHERE run_id = $1 AND lease_owner = $3",
                 run_id,
@@ -753,7 +754,8 @@ class PostgresStore:
                     [AuditRow(run_id, r[0], row[0], r[1], "returned-to-pending", r[2], reason, now) for r in returned],
                 )
             await db.execute(
-                "UPDATE runs SET status = CASE WHEN EXISTS (SELECT 1 FROM pending_calls WHERE run_id = $1) "
+                "UPDATE runs SET status = CASE WHEN EXISTS (SELECT 1 FROM pending_calls WHERE run_id = $1 "
+                "AND status <> 'expired') "
                 "THEN 'suspended' ELSE 'running' END, lease_owner = NULL, lease_until = 0, updated_at = $2 "
                 "WHERE run_id = $1",
                 run_id,

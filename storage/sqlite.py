@@ -729,7 +729,8 @@ class SqliteStore:
                         _append_audit(db, [AuditRow(run_id, reset_call, agent_id, tool, "withdrawn", fp, reason, now)])
             # A run without calls left (its step's results are stored) stays "running", free to continue.
             db.execute(
-                "UPDATE runs SET status = CASE WHEN EXISTS (SELECT 1 FROM pending_calls WHERE run_id = ?) "
+                "UPDATE runs SET status = CASE WHEN EXISTS (SELECT 1 FROM pending_calls WHERE run_id = ? "
+                "AND status <> 'expired') "
                 "THEN 'suspended' ELSE 'running' END, lease_owner = NULL, lease_until = 0, updated_at = ? "
                 "WHERE run_id = ? AND lease_owner = ?",
                 (run_id, now, run_id, owner),
@@ -779,7 +780,8 @@ class SqliteStore:
                     [(run_id, r[0]) for r in returned],
                 )
             db.execute(
-                "UPDATE runs SET status = CASE WHEN EXISTS (SELECT 1 FROM pending_calls WHERE run_id = ?) "
+                "UPDATE runs SET status = CASE WHEN EXISTS (SELECT 1 FROM pending_calls WHERE run_id = ? "
+                "AND status <> 'expired') "
                 "THEN 'suspended' ELSE 'running' END, lease_owner = NULL, lease_until = 0, updated_at = ? "
                 "WHERE run_id = ?",
                 (run_id, now, run_id),

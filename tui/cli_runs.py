@@ -373,8 +373,8 @@ def runs_sweep(
     app_spec: AppOption = None,
 ) -> None:
     """Expire approvals past their deadline (approval_timeout): the tools never run, the
-    models are told, the runs continue. With --app, runs of its agents; with --db alone, only
-    runs hosted elsewhere that ask for handover (an MCP proxy's: recorded, applied by the proxy)."""
+    models are told, the runs continue here for the agents of --app (or the demo agents of --db);
+    runs hosted elsewhere that ask for handover (an MCP proxy's) are recorded for their host."""
     settings = merge_settings(ctx, db, app_spec)
 
     async def go(runtime: Any) -> None:
