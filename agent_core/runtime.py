@@ -367,7 +367,9 @@ class Runtime:
         """Expire overdue approvals (``approval_timeout``) of this runtime's agents; how many expired.
 
         Fail-closed: the tool never runs; the model is told the request expired and
-        the run continues (a ``tool-call-expired`` chunk). The console and the server
+        the run continues (a ``tool-call-expired`` chunk). Overdue calls of runs hosted
+        elsewhere that ask for handover (an MCP proxy's) are expired too: recorded here
+        (audited once, final), applied by their host. The console and the server
         call it periodically; ``warden runs sweep`` calls it once.
         """
         return await self._decisions.sweep(self._by_id)
@@ -386,7 +388,8 @@ class Runtime:
     ) -> Grant:
         """Approve future gated calls of ``tool_name`` in a scope without asking (see ``Grant``).
 
-        ``tool_name`` is the agent's key for the tool. ``scope_id`` is required for
+        ``tool_name`` is the agent's key for the tool: a hosted agent's, or one a pending run of an
+        agent hosted elsewhere declares (an MCP proxy's; ``decisions.HANDOVER_TOOLS_KEY``). ``scope_id`` is required for
         ``run`` / ``thread`` / ``resource``; ``scope="agent"`` uses ``agent_id``.
         ``expires_in=None``: until revoked. Calls already pending are not decided.
         """

@@ -8,7 +8,10 @@ suspends that run like any other (same fingerprint, same audit, listed by the co
 a process that does not host the agent (the console, ``warden runs approve``, another
 server) only *records* the decision (compare-and-set, audit) under a handover lease; the
 proxy, which polls its waiting call, adopts that lease and applies the decision here,
-where the upstream connection lives (``Runtime.adopt``).
+where the upstream connection lives (``Runtime.adopt``). Expiries recorded by another process's
+sweep are adopted the same way. Each run also stores the called tool's definition
+(``request_context["warden_handover_tools"]``), so those processes validate edited arguments
+against its JSON Schema and accept grants for it.
 """
 
 from __future__ import annotations
