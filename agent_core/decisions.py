@@ -13,11 +13,12 @@ none is lost.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -40,6 +41,7 @@ from agent_core.errors import (
     WrongDecisionKind,
 )
 from agent_core.fingerprint import fingerprint as fingerprint_of
+from agent_core.json_input import input_model
 from agent_core.limits import args_problem
 from agent_core.models import Message
 from agent_core.persist import Runs
@@ -73,18 +75,81 @@ HANDOVER = "handover:"
 HANDOVER_KEY = "warden_handover"
 
 
+#: ``request_context`` key of a handover run: the definitions of the tools its host may run there,
+#: ``{name: {"input_schema": <JSON Schema>, "allow_grants": bool}}``, so any process can validate
+#: edited arguments and create grants for them (``declare_tools``, ``handover_tools``).
+HANDOVER_TOOLS_KEY = "warden_handover_tools"
+
+
+class StoredTool:
+    """A tool of a handover run's host, as the run declared it: its input schema (to validate edited
+    arguments) and whether grants may approve it. It never runs here."""
+
+    resume_schema = None
+    idempotent = False
+
+    def __init__(self, name: str, input_schema: Mapping[str, Any], allow_grants: bool = True) -> None:
+        self.id = name
+        self.input_schema = input_model(name, input_schema)
+        self.allow_grants = allow_grants
+
+
+def declare_tools(tools: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``HANDOVER_TOOLS_KEY`` entry for these (hosted) tools, to store with a handover run."""
+    return {
+        name: {
+            "input_schema": tool.input_schema.model_json_schema(),
+            "allow_grants": bool(getattr(tool, "allow_grants", True)),
+        }
+        for name, tool in tools.items()
+    }
+
+
+def handover_tools(snapshot: str) -> dict[str, StoredTool] | None:
+    """The tools a run's host declared, when the run asks for handover; None when it does not.
+
+    A malformed declaration counts as no tool (nothing can be validated against it)."""
+    try:
+        context = json.loads(snapshot).get("request_context", {})
+        if not context.get(HANDOVER_KEY):
+            return None
+        declared = context.get(HANDOVER_TOOLS_KEY) or {}
+    except (ValueError, AttributeError):
+        return None
+    tools: dict[str, StoredTool] = {}
+    if isinstance(declared, dict):
+        for name, spec in declared.items():
+            if isinstance(spec, dict) and isinstance(spec.get("input_schema", {}), dict):
+                try:
+                    tools[name] = StoredTool(
+                        name, spec.get("input_schema") or {}, spec.get("allow_grants", True) is not False
+                    )
+                except Exception:  # an unusable declaration: this tool cannot be validated here
+                    continue
+    return tools
+
+
 class RemoteAgent:
     """An agent this process does not host, whose runs ask for handover (``HANDOVER_KEY``), e.g. the
-    MCP proxy's: a decision is recorded here (compare-and-set, audit) and applied by its host."""
+    MCP proxy's: a decision is recorded here (compare-and-set, audit) and applied by its host.
+
+    ``tools``: those the run declared (``handover_tools``), so edited arguments are validated here."""
 
     remote = True
-    tools: Mapping[str, Any] = {}
+    delegates: Mapping[str, Any] = {}
 
-    def __init__(self, agent_id: str) -> None:
+    def __init__(self, agent_id: str, tools: Mapping[str, Any] | None = None) -> None:
         self.id = agent_id
+        self.tools: Mapping[str, Any] = dict(tools or {})
 
-    def descendant(self, agent_path: Any) -> None:
-        return None
+    @classmethod
+    def of_run(cls, run: RunRow) -> RemoteAgent | None:
+        """The stand-in for a run's agent when the run asks for handover, else None."""
+        tools = handover_tools(run.snapshot)
+        return None if tools is None else cls(run.agent_id, tools)
+
+    def descendant(self, agent_path: Any) -> RemoteAgent | None:
+        return self if list(agent_path or []) == [self.id] else None
 
 
 class Decisions:
@@ -394,7 +459,15 @@ class Decisions:
                         await stream.wait()
                         advanced += 1
                 continue
-            if await self.store.get_calls(run.run_id):
+            calls = await self.store.get_calls(run.run_id)
+            expiry = next((c for c in calls if c.status == "expired" and c.started_at is None), None)
+            if expiry is not None:  # an expiry recorded, never applied (its process died): apply it here
+                adopted = await self.adopt(agent, run.run_id, expiry.tool_call_id)
+                if adopted is not None:
+                    await adopted.wait()
+                    advanced += 1
+                continue
+            if calls:
                 continue  # a decision waits to be applied by a live process
             owner = uuid.uuid4().hex
             row = await self.store.acquire_lease(run.run_id, owner, self.lease_seconds)
@@ -414,11 +487,17 @@ class Decisions:
 
         Fail-closed: the tool never runs; the model is told ``EXPIRED_MESSAGE``;
         the stream carries a ``tool-call-expired`` chunk. A call decided meanwhile is left alone.
+        Overdue calls of runs that ask for handover (an MCP proxy's) are expired too, whoever hosts them:
+        the expiry is recorded here (compare-and-set, audited once) and applied by the host (``adopt``).
         """
         expired = 0
         for call in await self.store.list_overdue(time.time(), limit=1000):
             run = await self.store.get_run(call.run_id)
-            agent = agents.get(run.agent_id) if run is not None else None
+            if run is None:
+                continue
+            agent = agents.get(run.agent_id)
+            if agent is None:  # hosted elsewhere: recorded here (once), its host applies it (``adopt``)
+                agent = cast(HostedAgent | None, RemoteAgent.of_run(run))
             if agent is None:
                 continue
             try:
@@ -486,7 +565,12 @@ class Decisions:
         except CorruptSnapshot:
             await self.store.release(run_id, owner)
             raise
-        kinds: dict[str, DecisionKind] = {"approved": "approve", "declined": "decline", "resuming": "resume"}
+        kinds: dict[str, str] = {
+            "approved": "approve",
+            "declined": "decline",
+            "resuming": "resume",
+            "expired": "expire",
+        }
         kind = kinds[call.status]
         reason = None
         if kind == "decline":

@@ -25,9 +25,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AsyncExitStack
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel
 
 from agent_core.errors import WardenError
+from agent_core.json_input import input_model
 from agent_core.tools import Tool, ToolContext, create_tool
 
 __all__ = ["McpError", "McpToolError", "McpTools", "approval_for", "mcp_tools", "result_value"]
@@ -95,40 +96,6 @@ def _block(content: Any) -> dict[str, Any]:
     if isinstance(content, BaseModel):
         return content.model_dump(mode="json", by_alias=True, exclude_none=True)
     return dict(content) if isinstance(content, Mapping) else {"type": "unknown", "value": str(content)}
-
-
-def input_model(name: str, schema: Mapping[str, Any]) -> type[BaseModel]:
-    """A permissive pydantic model validated by ``jsonschema`` against the MCP tool's input schema.
-
-    Its ``model_json_schema()`` is the MCP schema itself, so the model sees the upstream's schema unchanged.
-    """
-    import jsonschema
-
-    json_schema = dict(schema) if schema else {"type": "object"}
-    json_schema.setdefault("type", "object")
-    validator_cls = jsonschema.validators.validator_for(json_schema)
-    validator = validator_cls(json_schema)
-
-    class McpInput(BaseModel):
-        model_config = ConfigDict(extra="allow")
-
-        @model_validator(mode="before")
-        @classmethod
-        def _validate(cls, data: Any) -> Any:
-            errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
-            if errors:
-                detail = "; ".join(
-                    f"{'.'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors[:10]
-                )
-                raise ValueError(f"arguments do not match the input schema of MCP tool {name!r}: {detail}")
-            return data
-
-        @classmethod
-        def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
-            return dict(json_schema)
-
-    McpInput.__name__ = McpInput.__qualname__ = f"Mcp_{name}_Input"
-    return McpInput
 
 
 class McpTools(Mapping[str, Tool]):

@@ -8,7 +8,6 @@ It knows agents through the ``HostedAgent`` protocol and never imports
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from collections.abc import Mapping
@@ -19,7 +18,7 @@ from pydantic_core import to_jsonable_python
 
 from agent_core.autoresume import auto_resume
 from agent_core.call_state import RunState, policy_mode
-from agent_core.decisions import HANDOVER_KEY, DecisionKind, Decisions, RemoteAgent, list_suspended
+from agent_core.decisions import DecisionKind, Decisions, RemoteAgent, list_suspended
 from agent_core.definition import HostedAgent
 from agent_core.errors import AgentNotFound, GrantNotAllowed, GrantNotFound, InvalidRequest, SnapshotNotFound
 from agent_core.id_prefix import resolve_id
@@ -263,8 +262,9 @@ class Runtime:
 
     async def _agent_of_decided(self, run_id: str, tool_call_id: str | None) -> HostedAgent:
         run = await self._decisions.run_of_decided(run_id, tool_call_id)
-        if run.agent_id not in self._by_id and _handover(run.snapshot):
-            return cast(HostedAgent, RemoteAgent(run.agent_id))  # recorded here, applied by its host
+        remote = RemoteAgent.of_run(run) if run.agent_id not in self._by_id else None
+        if remote is not None:
+            return cast(HostedAgent, remote)  # recorded here (edits checked on the declared tools), applied by its host
         return self.get_agent(run.agent_id)
 
     async def adopt(self, agent: HostedAgent, *, run_id: str, tool_call_id: str) -> AgentStream | None:
@@ -393,7 +393,9 @@ class Runtime:
         """Expire overdue approvals (``approval_timeout``) of this runtime's agents; how many expired.
 
         Fail-closed: the tool never runs; the model is told the request expired and
-        the run continues (a ``tool-call-expired`` chunk). The console and the server
+        the run continues (a ``tool-call-expired`` chunk). Overdue calls of runs hosted
+        elsewhere that ask for handover (an MCP proxy's) are expired too: recorded here
+        (audited once, final), applied by their host. The console and the server
         call it periodically; ``warden runs sweep`` calls it once.
         """
         return await self._decisions.sweep(self._by_id)
@@ -412,7 +414,8 @@ class Runtime:
     ) -> Grant:
         """Approve future gated calls of ``tool_name`` in a scope without asking (see ``Grant``).
 
-        ``tool_name`` is the agent's key for the tool. ``scope_id`` is required for
+        ``tool_name`` is the agent's key for the tool: a hosted agent's, or one a pending run of an
+        agent hosted elsewhere declares (an MCP proxy's; ``decisions.HANDOVER_TOOLS_KEY``). ``scope_id`` is required for
         ``run`` / ``thread`` / ``resource``; ``scope="agent"`` uses ``agent_id``.
         ``expires_in=None``: until revoked. Calls already pending are not decided.
         """
@@ -430,7 +433,12 @@ class Runtime:
             raise InvalidRequest(f"expires_in must be a positive number of seconds or None, not {expires_in!r}")
         tools = _tools_named(self.agents.values(), tool_name, None if scope != "agent" else agent_id)
         if not tools:
-            raise InvalidRequest(f"no agent of this runtime has a tool {tool_name!r}")
+            tools = await self._handover_tools_named(tool_name, scope, scope_id, agent_id)
+        if not tools:
+            raise InvalidRequest(
+                f"no agent of this runtime has a tool {tool_name!r}, and no pending run of an agent hosted "
+                "elsewhere (an MCP proxy's) declares one"
+            )
         if any(not getattr(t, "allow_grants", True) for t in tools):
             raise GrantNotAllowed(f"tool {tool_name!r} was created with allow_grants=False: it cannot be granted")
         now = time.time()
@@ -447,6 +455,29 @@ class Runtime:
         )
         await self.store.add_grant(row)
         return Grant.from_row(row)
+
+    async def _handover_tools_named(
+        self, tool_name: str, scope: str, scope_id: str | None, agent_id: str | None
+    ) -> list[Any]:
+        """Tools called ``tool_name`` declared by pending handover runs (``HANDOVER_TOOLS_KEY``) of agents
+        not hosted here, in the grant's scope: an MCP proxy's tools can be granted from any process."""
+        if scope == "run":
+            run = await self.store.get_run(scope_id or "")
+            runs = [run] if run is not None else []
+        else:
+            rows, _ = await self.store.list_suspended(
+                agent_id=agent_id if scope == "agent" else None,
+                thread_id=scope_id if scope == "thread" else None,
+                resource_id=scope_id if scope == "resource" else None,
+                per_page=200,
+            )
+            runs = [r for r in [await self.store.get_run(row.run.run_id) for row in rows] if r is not None]
+        found: list[Any] = []
+        for run in runs:
+            remote = RemoteAgent.of_run(run) if run.agent_id not in self._by_id else None
+            if remote is not None and tool_name in remote.tools:
+                found.append(remote.tools[tool_name])
+        return found
 
     async def list_grants(self) -> list[Grant]:
         """The live grants (not expired, not revoked), oldest first."""
@@ -475,13 +506,6 @@ def _tools_named(agents: Any, tool_name: str, agent_id: str | None) -> list[Any]
                 found.append(agent.delegates[tool_name])
         stack.extend(agent.delegates.values())
     return found
-
-
-def _handover(snapshot: str) -> bool:
-    try:
-        return bool(json.loads(snapshot).get("request_context", {}).get(HANDOVER_KEY))
-    except (ValueError, AttributeError):
-        return False
 
 
 def _as_messages(messages: str | list[Any]) -> list[Message]:

@@ -225,13 +225,13 @@ class InMemoryStore:
             return
         calls = self._calls.get(run_id, {})
         call = calls.get(reset_call or "")
-        if call is not None and call.status != "pending" and call.started_at is None:
+        if call is not None and call.status not in ("pending", "expired") and call.started_at is None:
             call.status, call.decided_until, call.resume_data, call.edited_args = "pending", 0.0, None, None
             self._audit_row(run, call, "withdrawn", "decision interrupted before it was applied")
         if self._leases.get(run_id, ("",))[0] == owner:
             self._leases.pop(run_id, None)
             # a run without calls left (its step's results are stored) stays "running", free to continue
-            run.status = "suspended" if calls else "running"
+            run.status = "suspended" if any(c.status != "expired" for c in calls.values()) else "running"
 
     async def list_expired(self, *, limit: int = 100) -> list[RunRow]:
         self._check()
@@ -250,12 +250,12 @@ class InMemoryStore:
         calls = self._calls.get(run_id, {})
         returned = 0
         for call in calls.values():
-            if call.status != "pending" and call.started_at is None and call.decided_until < now:
+            if call.status not in ("pending", "expired") and call.started_at is None and call.decided_until < now:
                 call.status, call.decided_until, call.resume_data, call.edited_args = "pending", 0.0, None, None
                 self._audit_row(run, call, "returned-to-pending", "lease expired before the tool started")
                 returned += 1
         self._leases.pop(run_id, None)
-        run.status = "suspended" if calls else "running"
+        run.status = "suspended" if any(c.status != "expired" for c in calls.values()) else "running"
         return returned
 
     async def finish_run(self, run_id: str, owner: str | None) -> bool:

@@ -811,7 +811,8 @@ class PostgresStore:
                 done = await db.execute(
                     "UPDATE pending_calls SET status = 'pending', decided_until = 0, resume_data = NULL, "
                     "edited_args = NULL "
-                    "WHERE run_id = $1 AND tool_call_id = $2 AND status <> 'pending' AND started_at IS NULL",
+                    "WHERE run_id = $1 AND tool_call_id = $2 AND status NOT IN ('pending', 'expired') "
+                    "AND started_at IS NULL",
                     run_id,
                     reset_call,
                 )
@@ -830,7 +831,8 @@ class PostgresStore:
                         )
             # A run without calls left (its step's results are stored) stays "running", free to continue.
             await db.execute(
-                "UPDATE runs SET status = CASE WHEN EXISTS (SELECT 1 FROM pending_calls WHERE run_id = $1) "
+                "UPDATE runs SET status = CASE WHEN EXISTS (SELECT 1 FROM pending_calls WHERE run_id = $1 "
+                "AND status <> 'expired') "
                 "THEN 'suspended' ELSE 'running' END, lease_owner = NULL, lease_until = 0, updated_at = $2 "
                 "WHERE run_id = $1 AND lease_owner = $3",
                 run_id,
@@ -865,8 +867,8 @@ class PostgresStore:
             returned = await db.fetch(
                 "UPDATE pending_calls SET status = 'pending', decided_until = 0, resume_data = NULL, "
                 "edited_args = NULL "
-                "WHERE run_id = $1 AND status <> 'pending' AND started_at IS NULL AND decided_until < $2 "
-                "RETURNING tool_call_id, tool_name, fingerprint",
+                "WHERE run_id = $1 AND status NOT IN ('pending', 'expired') AND started_at IS NULL "
+                "AND decided_until < $2 RETURNING tool_call_id, tool_name, fingerprint",
                 run_id,
                 now,
             )
@@ -877,7 +879,8 @@ class PostgresStore:
                     [AuditRow(run_id, r[0], row[0], r[1], "returned-to-pending", r[2], reason, now) for r in returned],
                 )
             await db.execute(
-                "UPDATE runs SET status = CASE WHEN EXISTS (SELECT 1 FROM pending_calls WHERE run_id = $1) "
+                "UPDATE runs SET status = CASE WHEN EXISTS (SELECT 1 FROM pending_calls WHERE run_id = $1 "
+                "AND status <> 'expired') "
                 "THEN 'suspended' ELSE 'running' END, lease_owner = NULL, lease_until = 0, updated_at = $2 "
                 "WHERE run_id = $1",
                 run_id,

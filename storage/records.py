@@ -73,10 +73,13 @@ def actionable(call: PendingCallRow, run: RunRow, now: float) -> PendingCallRow 
     that no waiting decider still holds) reads as pending again when its tool
     never started (returned to pending, same kind and fingerprint), and as kind
     ``interrupted`` when its tool started but no result was stored. Computed at
-    read time: listing never writes.
+    read time: listing never writes. An ``expired`` call never reads as pending again: the
+    expiry is final (fail-closed), whoever applies it and whenever.
     """
     if call.status == "pending":
         return call
+    if call.status == "expired":
+        return None
     if lease_live(run, now) or call.decided_until >= now:
         return None
     if call.started_at is None:

@@ -735,7 +735,8 @@ class SqliteStore:
                 cur = db.execute(
                     "UPDATE pending_calls SET status = 'pending', decided_until = 0, resume_data = NULL, "
                     "edited_args = NULL "
-                    "WHERE run_id = ? AND tool_call_id = ? AND status <> 'pending' AND started_at IS NULL",
+                    "WHERE run_id = ? AND tool_call_id = ? AND status NOT IN ('pending', 'expired') "
+                    "AND started_at IS NULL",
                     (run_id, reset_call),
                 )
                 if cur.rowcount:
@@ -750,7 +751,8 @@ class SqliteStore:
                         _append_audit(db, [AuditRow(run_id, reset_call, agent_id, tool, "withdrawn", fp, reason, now)])
             # A run without calls left (its step's results are stored) stays "running", free to continue.
             db.execute(
-                "UPDATE runs SET status = CASE WHEN EXISTS (SELECT 1 FROM pending_calls WHERE run_id = ?) "
+                "UPDATE runs SET status = CASE WHEN EXISTS (SELECT 1 FROM pending_calls WHERE run_id = ? "
+                "AND status <> 'expired') "
                 "THEN 'suspended' ELSE 'running' END, lease_owner = NULL, lease_until = 0, updated_at = ? "
                 "WHERE run_id = ? AND lease_owner = ?",
                 (run_id, now, run_id, owner),
@@ -784,7 +786,7 @@ class SqliteStore:
                 return 0
             returned = db.execute(
                 "SELECT tool_call_id, tool_name, fingerprint FROM pending_calls WHERE run_id = ? "
-                "AND status <> 'pending' AND started_at IS NULL AND decided_until < ?",
+                "AND status NOT IN ('pending', 'expired') AND started_at IS NULL AND decided_until < ?",
                 (run_id, now),
             ).fetchall()
             if returned:
@@ -800,7 +802,8 @@ class SqliteStore:
                     [(run_id, r[0]) for r in returned],
                 )
             db.execute(
-                "UPDATE runs SET status = CASE WHEN EXISTS (SELECT 1 FROM pending_calls WHERE run_id = ?) "
+                "UPDATE runs SET status = CASE WHEN EXISTS (SELECT 1 FROM pending_calls WHERE run_id = ? "
+                "AND status <> 'expired') "
                 "THEN 'suspended' ELSE 'running' END, lease_owner = NULL, lease_until = 0, updated_at = ? "
                 "WHERE run_id = ?",
                 (run_id, now, run_id),

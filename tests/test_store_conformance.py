@@ -439,6 +439,24 @@ async def test_release_gives_the_run_back_and_withdraws_an_unapplied_decision(st
     assert again.outcome == "ok" and again.run is not None
 
 
+async def test_an_expired_call_stays_expired_when_its_lease_runs_out_or_is_released(store):
+    await store.save_suspended(run_row(1), [call_row(1)])
+    got = await store.claim(
+        "run-000001", "c", kinds=("approval",), decide=lambda c, r: Decision("expired"), owner="o", lease_seconds=0.05
+    )
+    assert got.outcome == "ok"
+    await store.release("run-000001", "o", reset_call="c")  # an interrupted expiry is not withdrawn
+    await asyncio.sleep(0.1)  # and no lease or decided_until keeps it: it is final, not returned to pending
+    assert await store.settle("run-000001") == 0
+    assert (await store.list_suspended())[1] == 0
+    assert [c.status for c in await store.get_calls("run-000001")] == ["expired"]
+    # left for the host's recover() to apply (it looks at runs left running under no live lease)
+    assert [r.run_id for r in await store.list_expired()] == ["run-000001"]
+    again = await store.claim("run-000001", "c", kinds=("approval",), decide=approve, owner="p", lease_seconds=60)
+    assert again.outcome == "not_pending"
+    assert [a.decision for a in await store.audit_log("run-000001")] == ["expired"]
+
+
 # -- memory, lifecycle, errors ---------------------------------------------------------------------
 
 

@@ -421,10 +421,9 @@ def runs_sweep(
     as_json: JsonOption = False,
 ) -> None:
     """Expire approvals past their deadline (approval_timeout): the tools never run, the
-    models are told, the runs continue. Needs --app (the agents continue the runs), or --server."""
+    models are told, the runs continue here for the agents of --app (or the demo agents of --db);
+    runs hosted elsewhere that ask for handover (an MCP proxy's) are recorded for their host."""
     settings = merge_settings(ctx, db, app_spec, server, token)
-    if settings.app is None and not settings.server:
-        fail("warden runs sweep needs --app module:runtime (the agents continue the runs) or --server URL", 2)
 
     async def go(runtime: Any) -> None:
         expired = await runtime.sweep()

@@ -8,7 +8,10 @@ suspends that run like any other (same fingerprint, same audit, listed by the co
 a process that does not host the agent (the console, ``warden runs approve``, another
 server) only *records* the decision (compare-and-set, audit) under a handover lease; the
 proxy, which polls its waiting call, adopts that lease and applies the decision here,
-where the upstream connection lives (``Runtime.adopt``).
+where the upstream connection lives (``Runtime.adopt``). Expiries recorded by another process's
+sweep are adopted the same way. Each run also stores the called tool's definition
+(``request_context["warden_handover_tools"]``), so those processes validate edited arguments
+against its JSON Schema and accept grants for it.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from typing import Any
 import httpx
 
 from agent_core import Agent, Runtime
-from agent_core.decisions import HANDOVER_KEY
+from agent_core.decisions import HANDOVER_KEY, HANDOVER_TOOLS_KEY, declare_tools
 from agent_core.errors import WardenError
 from agent_core.mcp import McpTools
 from agent_core.models import FunctionModel, Message, ModelRequestInfo, ModelResponse, ToolCall
@@ -182,6 +185,8 @@ class McpProxy:
         request = json.dumps({"tool": name, "arguments": arguments, "tool_call_id": call_id}, ensure_ascii=False)
         context = {
             HANDOVER_KEY: True,
+            # the called tool's schema travels with the run: any process validates edits, grants it
+            HANDOVER_TOOLS_KEY: declare_tools({name: self.agent.tools[name]}),
             "mcp_server": self.tools.server_name or self.tools.describe(),
             "proxy": {"host": socket.gethostname(), "pid": os.getpid()},
         }

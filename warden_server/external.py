@@ -35,9 +35,10 @@ import jsonschema
 from pydantic import BaseModel
 
 from agent_core import Agent, Runtime
-from agent_core.decisions import HANDOVER_KEY
+from agent_core.decisions import HANDOVER_KEY, HANDOVER_TOOLS_KEY, declare_tools
 from agent_core.errors import AgentNotFound, InvalidRequest, SnapshotNotFound, WardenError
-from agent_core.mcp import input_model, result_value
+from agent_core.json_input import input_model
+from agent_core.mcp import result_value
 from agent_core.models import FunctionModel, Message, ModelRequestInfo, ModelResponse, ToolCall
 from agent_core.tools import ToolContext, create_tool
 
@@ -149,6 +150,7 @@ class ExternalCalls:
         request = json.dumps({"tool": name, "arguments": arguments, "tool_call_id": call.tool_call_id})
         context = {
             HANDOVER_KEY: True,
+            HANDOVER_TOOLS_KEY: declare_tools(agent.tools),
             "mcp_server": server or agent_id[len(AGENT_PREFIX) :],
             "proxy": {"via": "server", "host": socket.gethostname(), "pid": os.getpid()},
         }

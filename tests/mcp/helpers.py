@@ -113,3 +113,13 @@ def warden_serve(db: Path, *extra: str) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def make_overdue(db: Path, run_id: str) -> None:
+    """Move the deadline of the run's waiting calls into the past, as the clock would (no sleeping)."""
+    import sqlite3
+
+    with sqlite3.connect(db, timeout=30) as conn:
+        conn.execute(
+            "UPDATE pending_calls SET expires_at = ? WHERE run_id = ? AND status = 'pending'", (time.time() - 1, run_id)
+        )

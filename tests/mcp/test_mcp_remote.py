@@ -156,3 +156,39 @@ async def test_external_call_routes_refuse_bad_requests_and_change_nothing(tmp_p
         assert (await store.list_suspended())[1] == 0
     finally:
         await store.aclose()
+
+
+async def test_cli_edits_and_grants_on_the_servers_store_reach_the_remote_proxy(tmp_path: Path) -> None:
+    """``warden runs approve --args`` and ``warden grants create`` in a third process, on the server's
+    SQLite file: validated on the tool's schema stored with the run, adopted and applied by the server."""
+    from tests.mcp.helpers import warden
+
+    db, log = tmp_path / "w.db", tmp_path / "log"
+    with warden_serve(db, "--token", TOKEN) as url:
+        async with Client(remote_proxy(url, log)) as mcp:
+            call = asyncio.create_task(mcp.call_tool("write_note", {"text": "remote"}))
+            row = await pending(db)
+            proc = await asyncio.create_subprocess_exec(
+                WARDEN,
+                "runs",
+                "approve",
+                row.run.run_id,
+                "--db",
+                str(db),
+                "--args",
+                '{"count": 2}',
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )
+            _, err = await proc.communicate()
+            assert proc.returncode == 1 and b"AGENT_TOOL_ARGS_INVALID" in err  # "text" is required
+            assert not call.done() and (await pending(db)).calls[0].args == {"text": "remote"}
+            await warden("grants", "create", "write_note", "--scope", "agent", "--agent", AGENT, "--db", str(db))
+            await warden("runs", "approve", row.run.run_id, "--db", str(db), "--args", '{"text": "cli", "count": 2}')
+            result = await asyncio.wait_for(call, GUARD_SECONDS)
+            assert not result.is_error and result.structured_content == {"written": "cli", "count": 2}
+            granted = await asyncio.wait_for(mcp.call_tool("write_note", {"text": "granted"}), GUARD_SECONDS)
+            assert granted.structured_content == {"written": "granted", "count": 1}
+    assert read_log(log) == ["note cli x2", "note granted x1"]
+    audit = await _audit(db, row.run.run_id)
+    assert [(a.decision, a.args) for a in audit] == [("edited", {"text": "cli", "count": 2})]

@@ -17,7 +17,16 @@ from mcp import Client
 
 from agent_core.errors import WardenError
 from storage import open_store
-from tests.mcp.helpers import AGENT, GUARD_SECONDS, pending, read_log, stdio_proxy, text_of, warden_serve
+from tests.mcp.helpers import (
+    AGENT,
+    GUARD_SECONDS,
+    make_overdue,
+    pending,
+    read_log,
+    stdio_proxy,
+    text_of,
+    warden_serve,
+)
 from warden_client import WardenClient
 
 
@@ -93,3 +102,49 @@ async def test_a_wrong_agent_id_or_a_run_without_handover_is_404_and_records_not
             result = await asyncio.wait_for(call, GUARD_SECONDS)
             assert result.is_error and "declined" in text_of(result)
     assert read_log(log) == []
+
+
+async def test_edit_grant_and_sweep_over_http_on_a_local_proxys_calls(tmp_path: Path) -> None:
+    """The server does not host the agent, yet validates edits on the schema the proxy stored with the
+    run, accepts a grant for the proxied tool, and its sweep expires an overdue proxied call."""
+    db, log = tmp_path / "w.db", tmp_path / "log"
+    with warden_serve(db) as url:
+        async with Client(stdio_proxy(db, log, "--approval-timeout", "600")) as mcp, WardenClient(url) as warden:
+            agent = warden.agent(AGENT)
+            # edited arguments: invalid → typed error, nothing recorded; valid → the upstream runs them
+            call = asyncio.create_task(mcp.call_tool("write_note", {"text": "hi"}))
+            row = await pending(db)
+            with pytest.raises(WardenError) as invalid:
+                await agent.approve_tool_call_generate(run_id=row.run.run_id, args={"text": 3})
+            assert invalid.value.code == "AGENT_TOOL_ARGS_INVALID"
+            assert not call.done() and (await pending(db)).calls[0].args == {"text": "hi"}
+            done = await agent.approve_tool_call_generate(run_id=row.run.run_id, args={"text": "edited", "count": 3})
+            assert done.finish_reason == "handover"
+            result = await asyncio.wait_for(call, GUARD_SECONDS)
+            assert result.structured_content == {"written": "edited", "count": 3}
+            assert read_log(log) == ["note edited x3"]
+
+            # a grant through the API while a call of that tool waits; the next call is covered
+            call = asyncio.create_task(mcp.call_tool("delete_file", {"path": "a.txt"}))
+            waiting = await pending(db)
+            grant = await warden.grant("delete_file", scope="agent", agent_id=AGENT, args_match={"path": "z.txt"})
+            covered = await asyncio.wait_for(mcp.call_tool("delete_file", {"path": "z.txt"}), GUARD_SECONDS)
+            assert covered.structured_content == {"result": "deleted z.txt"}
+
+            # the server's sweep (POST /api/sweep here; it also runs every 10 s) expires the waiting call
+            make_overdue(db, waiting.run.run_id)
+            await warden.sweep()  # 1, unless the periodic sweep got there first: the audit tells (once)
+            assert await warden.sweep() == 0
+            result = await asyncio.wait_for(call, GUARD_SECONDS)
+            assert result.is_error and "expired" in text_of(result)
+    assert read_log(log) == ["note edited x3", "deleted z.txt"]
+    store = open_store(db)
+    try:
+        audit = [(a.tool_name, a.decision, (a.detail or {}).get("grant_id")) for a in await store.audit_log()]
+        assert audit == [
+            ("write_note", "edited", None),
+            ("delete_file", "granted", grant.id),
+            ("delete_file", "expired", None),
+        ]
+    finally:
+        await store.aclose()
