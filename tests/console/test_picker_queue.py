@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 from textual.widgets import Input, Static
@@ -267,3 +268,25 @@ async def test_the_side_panel_lists_newest_first():
         order = [panel.get_option_at_index(i).id for i in range(panel.option_count)]
         assert order == ["run-2:call_0_0", "run-1:call_0_0", "run-0:call_0_0"]
         assert panel.focused_call.run_id == "run-0"  # a new arrival never moves the highlight
+
+
+async def test_age_column_shows_time_left_and_warns_when_a_deadline_is_near():
+    """The queue shows which calls run out first: time left beside the age, bold red under a minute."""
+    from datetime import timedelta
+
+    from tests.console.fakes import approval_call
+    from tui.backend import PendingRun
+
+    soon = replace(approval_call("run-soon"), expires_at=NOW + timedelta(seconds=30))
+    later = replace(approval_call("run-late"), expires_at=NOW + timedelta(hours=1))
+    none = approval_call("run-none")
+    runs = [PendingRun(c.run_id, "ops", None, None, NOW - timedelta(minutes=2), (c,)) for c in (soon, later, none)]
+    app = fake_app(FakeBackend(runs))
+    async with app.run_test(size=SIZE) as pilot:
+        picker = await open_picker(pilot)
+        cells = {picker.table.get_row_at(i)[6].plain: picker.table.get_row_at(i)[2] for i in range(3)}
+        assert cells["run-soon"].plain == "2m ⏳30s"
+        assert any("red" in str(span.style) for span in cells["run-soon"].spans)
+        assert cells["run-late"].plain == "2m ⏳1h 00m"
+        assert not any("red" in str(span.style) for span in cells["run-late"].spans)
+        assert cells["run-none"].plain == "2m"

@@ -24,6 +24,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 from tui import keymap
 from tui.backend import PendingCall, PendingPage, PendingQuery
 from tui.components.queue import KINDS, SORTS, QueueTable, agent_path, args_summary, parse_filter, with_qualifier
+from tui.deadlines import format_left, seconds_left, urgent
 from tui.formatting import format_age
 from tui.messages import DecideCall
 from tui.screens.base import WardenScreen
@@ -35,6 +36,16 @@ FILTER_DEBOUNCE = 0.12
 PREVIEW_DEBOUNCE = 0.08
 #: Contexts kept for the preview (by run id).
 PREVIEW_CACHE = 64
+
+
+def age_cell(waited: str, expires_at: datetime | None, now: datetime) -> Text:
+    """How long the call has waited and, with a deadline, how long it has left (bold red when urgent):
+    the queue shows which calls run out first without opening them."""
+    cell = Text(waited)
+    left = seconds_left(expires_at, now)
+    if left is not None:
+        cell.append(f" ⏳{format_left(left)}" if left > 0 else " ⏳now", style="bold red" if urgent(left) else "dim")
+    return cell
 
 
 class PendingPicker(WardenScreen[PendingCall | None]):
@@ -134,13 +145,14 @@ class PendingPicker(WardenScreen[PendingCall | None]):
         self.calls, self.agents, self.threads = {}, {}, {}
         table.clear()
         for run in page.runs:
-            age = format_age((now - run.suspended_at).total_seconds())
+            waited = format_age((now - run.suspended_at).total_seconds())
             for call in run.calls:
                 if call.key in self.deciding:
                     continue
                 self.calls[call.key] = call
                 self.agents[call.key] = run.agent_id
                 self.threads[call.key] = run.thread_id
+                age = age_cell(waited, call.expires_at, now)
                 table.add_row(*self._cells(call, run.agent_id, run.thread_id, age), key=call.key)
         if self._to_top:
             self._to_top = False
@@ -156,7 +168,7 @@ class PendingPicker(WardenScreen[PendingCall | None]):
         self.loads += 1
         self._schedule_preview()
 
-    def _cells(self, call: PendingCall, agent_id: str, thread_id: str | None, age: str) -> tuple[Any, ...]:
+    def _cells(self, call: PendingCall, agent_id: str, thread_id: str | None, age: Text) -> tuple[Any, ...]:
         kind = Text("approval", style="yellow") if call.kind == "approval" else Text("input", style="cyan")
         return (
             safe_text(call.tool_name[:28], "bold", multiline=False),
