@@ -255,3 +255,20 @@ def test_the_expired_chunk_is_logged_as_expired():
     )
     line = render_chunk(chunk)
     assert line is not None and line.plain == "⌛ expired (no decision before its deadline; not run): send_email"
+
+
+def test_a_result_approved_by_a_grant_says_which_grant():
+    """A call no one was asked about says which grant let it run (the grants screen revokes it)."""
+    from agent_core.chunks import make_chunk
+    from tui.components.render import render_chunk
+
+    def line(**extra: object) -> str:
+        chunk = make_chunk(
+            "tool-result", "r1", tool_call_id="c0", tool_name="send_email", result={"sent": True}, **extra
+        )
+        rendered = render_chunk(chunk)
+        assert rendered is not None
+        return rendered.plain
+
+    assert line(grant_id="g-5f1e2d3c4b5a").endswith("(approved by grant g-5f1e2d)")
+    assert "grant" not in line()

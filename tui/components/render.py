@@ -74,13 +74,16 @@ def render_chunk(chunk: Chunk) -> Text | None:
         )
     if t == "tool-result":
         style = STYLES["result-error"] if p.is_error else STYLES["result"]
-        return _line(
+        line = _line(
             "✓ " if not p.is_error else "✗ ",
             style,
             safe_text(p.tool_name, "bold " + style, multiline=False),
             " → ",
             safe_text(_compact(p.result), style, multiline=False),
         )
+        if p.grant_id:  # nobody was asked: say which standing rule let it run (f4 revokes it)
+            line.append_text(safe_text(f"  (approved by grant {p.grant_id[:8]})", "dim green", multiline=False))
+        return line
     if t == "tool-error":
         name = safe_text(p.tool_name, STYLES["tool-error"], multiline=False)
         return _line("✗ tool error ", STYLES["tool-error"], name, ": ", safe_text(p.error, "red"))

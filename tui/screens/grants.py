@@ -63,6 +63,7 @@ class GrantsScreen(WardenModal[None]):
         with Vertical(id="dialog", classes="help"):
             yield Static(Text("Live grants (always-allow rules)", style="bold"), id="dialog-title")
             yield DataTable(id="grants-table", cursor_type="row", zebra_stripes=True)
+            yield Static("", id="grants-detail")
             yield Static("", id="grants-status")
             yield Static(Text("d revoke · r refresh · esc close · warden grants list|revoke", style="dim"))
         yield Footer()
@@ -92,7 +93,27 @@ class GrantsScreen(WardenModal[None]):
         for g, row in zip(self.grants, grant_rows(self.grants, self._now()), strict=True):
             table.add_row(*row, key=g.id)
         status.update(Text(f"{len(self.grants)} live grant(s)" if self.grants else "no live grants", style="dim"))
+        self.show_detail()
         self.loaded = True
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self.show_detail()
+
+    def show_detail(self) -> None:
+        """The highlighted grant in full, wrapped: at 80 columns the table cuts the rule short."""
+        grant = self.highlighted
+        detail = Text()
+        if grant is not None:
+            now = self._now()
+            row = grant_rows([grant], now)[0]
+            detail.append_text(safe_text(grant_rule(grant, now), "bold"))
+            detail.append("\ncreated by ", style="dim")
+            detail.append_text(row[1])
+            detail.append(" · expires ", style="dim")
+            detail.append_text(row[2])
+            detail.append("\nid ", style="dim")
+            detail.append_text(row[3])
+        self.query_one("#grants-detail", Static).update(detail)
 
     @property
     def highlighted(self) -> Any:
