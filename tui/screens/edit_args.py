@@ -11,7 +11,6 @@ key, and is ignored for a moment after the editor opens (``guard_seconds``).
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -22,10 +21,8 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Button, Footer, Static, TextArea
 
-from agent_core.errors import WardenError
 from tui import keymap
-from tui.backend import PendingCall
-from tui.screens.base import WardenModal
+from tui.screens.submit_once import SubmitOnceModal
 from tui.untrusted import find_unsafe, safe_text
 
 Submit = Callable[[dict[str, Any]], Awaitable[Any]]
@@ -60,30 +57,11 @@ def parse_args(text: str) -> tuple[dict[str, Any] | None, str]:
     return value, ""
 
 
-class EditArgsModal(WardenModal[Any]):
+class EditArgsModal(SubmitOnceModal):
     """Dismisses with what ``submit`` returned (the approved stream) or ``None`` (back, nothing changed)."""
 
     BINDINGS = keymap.EDIT_ARGS
     AUTO_FOCUS = "#args-editor"
-
-    def __init__(
-        self,
-        call: PendingCall,
-        submit: Submit,
-        *,
-        clock: Callable[[], float] = time.monotonic,
-        guard_seconds: float = 0.3,
-    ) -> None:
-        super().__init__(classes="dialog-screen")
-        self.call = call
-        self.submit = submit
-        self.clock = clock
-        self.guard_seconds = guard_seconds
-        self.opened_at = clock()
-        self.submitting = False
-        self.submitted = False
-        #: The call was decided elsewhere: this editor closes.
-        self.stale = False
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="edit-args"):
@@ -123,9 +101,7 @@ class EditArgsModal(WardenModal[Any]):
         self.query_one("#edit-error", Static).update(safe_text("✗ " + message, "bold red") if message else "")
 
     def action_submit(self) -> None:
-        if self.stale or self.submitting or self.submitted:
-            return
-        if self.clock() - self.opened_at < self.guard_seconds:
+        if not self.may_submit():
             return
         args, problem = parse_args(self.editor.text)
         if args is None:
@@ -140,33 +116,4 @@ class EditArgsModal(WardenModal[Any]):
 
     @work(exclusive=True, group="edit-args")
     async def _submit(self, args: dict[str, Any]) -> None:
-        self.query_one("#submit", Button).disabled = True
-        try:
-            result = await self.submit(args)
-            self.submitted = True
-        except WardenError as error:
-            self.show_error(f"{error.code}: {error.message or error}")
-            return
-        finally:
-            self.submitting = False
-            self.query_one("#submit", Button).disabled = False
-        self.dismiss(result)
-
-    def close_as_decided_elsewhere(self) -> bool:
-        if self.stale or self.submitting or self.submitted:
-            return False
-        self.stale = True
-        if self.is_active:
-            self.dismiss(None)
-        return True
-
-    def action_back(self) -> None:
-        if not self.submitting:
-            self.dismiss(None)
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        if event.button.id == "submit":
-            self.action_submit()
-        else:
-            self.action_back()
+        await self.send(args)

@@ -24,10 +24,9 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Button, Checkbox, Footer, RadioButton, RadioSet, Static
 
-from agent_core.errors import WardenError
 from tui import keymap
 from tui.backend import GrantSpec, PendingCall
-from tui.screens.base import WardenModal
+from tui.screens.submit_once import SubmitOnceModal
 from tui.untrusted import safe_text, to_json
 
 Submit = Callable[[GrantSpec], Awaitable[Any]]
@@ -86,10 +85,11 @@ def _pin_label(name: str, value: Any) -> Text:
     return label
 
 
-class GrantChoiceModal(WardenModal[Any]):
+class GrantChoiceModal(SubmitOnceModal):
     """Dismisses with what ``submit`` returned (the approved stream) or ``None`` (back, nothing created)."""
 
     BINDINGS = keymap.GRANT_CHOICE
+    SUBMIT_ID = "confirm"
 
     def __init__(
         self,
@@ -100,21 +100,13 @@ class GrantChoiceModal(WardenModal[Any]):
         clock: Callable[[], float] = time.monotonic,
         guard_seconds: float = 0.3,
     ) -> None:
-        super().__init__(classes="dialog-screen")
-        self.call = call
+        super().__init__(call, submit, clock=clock, guard_seconds=guard_seconds)
         self.scopes = scopes
-        self.submit = submit
-        self.clock = clock
-        self.guard_seconds = guard_seconds
-        self.opened_at = clock()
         self.offered = scopes.offered()
         #: the narrowest scope that outlives the run: its thread when it has one, else the run.
         self.scope = "thread" if scopes.thread_id else "run"
         self.pinned = set(call.args)  # every argument pinned unless the operator widens the rule
         self.duration = DEFAULT_DURATION
-        self.submitting = False
-        self.submitted = False
-        self.stale = False
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="grant-choice"):
@@ -191,45 +183,19 @@ class GrantChoiceModal(WardenModal[Any]):
         self._update_rule()
 
     # -- confirming ------------------------------------------------------------------------------
+    def show_error(self, message: str) -> None:
+        self.query_one("#grant-error", Static).update(safe_text("✗ " + message, "bold red") if message else "")
+
     def action_confirm(self) -> None:
-        if self.stale or self.submitting or self.submitted:
-            return
-        if self.clock() - self.opened_at < self.guard_seconds:
+        self.action_submit()
+
+    def action_submit(self) -> None:
+        if not self.may_submit():
             return
         self.submitting = True
-        self.query_one("#grant-error", Static).update("")
+        self.show_error("")
         self._submit(self.spec())
 
     @work(exclusive=True, group="grant-choice")
     async def _submit(self, spec: GrantSpec) -> None:
-        self.query_one("#confirm", Button).disabled = True
-        try:
-            result = await self.submit(spec)
-            self.submitted = True
-        except WardenError as error:
-            message = safe_text(f"✗ {error.code}: {error.message or error}", "bold red")
-            self.query_one("#grant-error", Static).update(message)
-            return
-        finally:
-            self.submitting = False
-            self.query_one("#confirm", Button).disabled = False
-        self.dismiss(result)
-
-    def close_as_decided_elsewhere(self) -> bool:
-        if self.stale or self.submitting or self.submitted:
-            return False
-        self.stale = True
-        if self.is_active:
-            self.dismiss(None)
-        return True
-
-    def action_back(self) -> None:
-        if not self.submitting:
-            self.dismiss(None)
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        if event.button.id == "confirm":
-            self.action_confirm()
-        else:
-            self.action_back()
+        await self.send(spec)
