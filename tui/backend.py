@@ -104,6 +104,16 @@ class GrantSpec:
     #: seconds; None: until revoked (only when the operator chose it explicitly).
     expires_in: float | None = 3600
 
+    def kwargs(self) -> dict[str, Any]:
+        """``Runtime.grant`` / ``WardenClient.grant``'s keyword arguments (the same names)."""
+        return {
+            "scope": self.scope,
+            "scope_id": self.scope_id,
+            "agent_id": self.agent_id,
+            "args_match": self.args_match,
+            "expires_in": self.expires_in,
+        }
+
     def describe(self, tool_name: str) -> str:
         """The rule in words, the same wording as ``Grant.describe()``."""
         from agent_core.views import describe_grant
@@ -397,14 +407,7 @@ class LocalBackend:
         return _grants_allowed(self.runtime.agents.values(), tool_name)
 
     async def grant(self, tool_name: str, spec: GrantSpec) -> Any:
-        return await self.runtime.grant(
-            tool_name,
-            scope=spec.scope,
-            scope_id=spec.scope_id,
-            agent_id=spec.agent_id,
-            args_match=spec.args_match,
-            expires_in=spec.expires_in,
-        )
+        return await self.runtime.grant(tool_name, **spec.kwargs())
 
     async def list_grants(self) -> list[Any]:
         return list(await self.runtime.list_grants())
@@ -559,14 +562,7 @@ class RemoteBackend:
         return tool_name not in self._no_grants
 
     async def grant(self, tool_name: str, spec: GrantSpec) -> Any:
-        return await self.client.grant(
-            tool_name,
-            scope=spec.scope,
-            scope_id=spec.scope_id,
-            agent_id=spec.agent_id,
-            args_match=spec.args_match,
-            expires_in=spec.expires_in,
-        )
+        return await self.client.grant(tool_name, **spec.kwargs())
 
     async def list_grants(self) -> list[Any]:
         return list(await self.client.list_grants())
