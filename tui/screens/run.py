@@ -21,7 +21,6 @@ from tui.components.chunk_log import ChunkLog
 from tui.components.pending_panel import PendingPanel
 from tui.components.render import render_chunk, render_decision, render_transcript_entry
 from tui.components.status_bar import StatusBar
-from tui.context import RunContext
 from tui.deadlines import format_left, seconds_left, urgent
 from tui.messages import CallsGone, DeadlinePassed, DecisionNeeded, OpenCall, ReviewWaiting, RunRequested
 from tui.reconcile import Removal, Shown, StoreView, reconcile, runs_to_check
@@ -113,7 +112,7 @@ class RunScreen(WardenScreen[None]):
         if self.agents:  # else when they are loaded (``set_agents``)
             self.welcome()
         if self.pending_refresh > 0:
-            self.poll_pending()
+            self.call_after_refresh(self.poll_pending)
             self.set_interval(self.pending_refresh, self.poll_pending, name="pending-poll")
         self.set_interval(1.0, self.tick_deadlines, name="deadlines")
         self.call_after_refresh(self.tick_deadlines)
