@@ -198,10 +198,11 @@ class WardenApp(App[None]):
             await self._open_pending_at_start()
 
     async def _open_pending_at_start(self) -> None:
-        """The newest page with its counts, one query: the status bar's total, and the picker
-        opened on that page when something is pending."""
+        """The newest page with its counts, one query: the status bar's total, the panel's first
+        poll, and the picker opened on that page when something is pending."""
         page = await self.backend.list_pending(page=0, per_page=self.per_page, query=PendingQuery(), with_counts=True)
         self.run_screen.status.pending = page.total
+        self.run_screen.show_first_page(page)
         if page.total and self.open_picker:
             mounted = self.open_pending(page)
             if mounted is not None:

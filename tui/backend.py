@@ -601,6 +601,7 @@ class DeferredBackend:
     ) -> None:
         self._load = load
         self._peek = peek
+        self._peeked = False
         self.store_label = store_label
         self.loaded: ConsoleBackend | None = None
         self._loading: asyncio.Future[ConsoleBackend] | None = None
@@ -661,7 +662,14 @@ class DeferredBackend:
     async def list_pending(self, **kw: Any) -> PendingPage:
         if self._peek is not None and self.loaded is None:
             peek = self._peek
-            page = await asyncio.to_thread(lambda: peek(**kw))
+            if self._peeked:
+                page = await asyncio.to_thread(lambda: peek(**kw))
+            else:
+                # The first read runs here, on the event loop (a few tens of ms, after the first
+                # frame): it imports the store's modules, and an import in a worker thread waits
+                # for the interpreter at every file it reads while the loop renders.
+                self._peeked = True
+                page = peek(**kw)
             if page is not None:
                 return page
             self._peek = None  # the file cannot answer (a schema to migrate): the runtime does

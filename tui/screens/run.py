@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # a pydantic model: loaded with the runtime, not before the f
     from agent_core.chunks import Chunk
     from tui.context import RunContext
 from tui import keymap
-from tui.backend import GONE, AgentInfo, PendingCall, PendingRun
+from tui.backend import GONE, AgentInfo, PendingCall, PendingPage, PendingRun
 from tui.components.chunk_log import ChunkLog
 from tui.components.pending_panel import PendingPanel
 from tui.components.render import render_chunk, render_decision, render_transcript_entry
@@ -111,8 +111,7 @@ class RunScreen(WardenScreen[None]):
         self._update_model_label()
         if self.agents:  # else when they are loaded (``set_agents``)
             self.welcome()
-        if self.pending_refresh > 0:
-            self.call_after_refresh(self.poll_pending)
+        if self.pending_refresh > 0:  # the first read is the app's start-up check (``show_first_page``)
             self.set_interval(self.pending_refresh, self.poll_pending, name="pending-poll")
         self.set_interval(1.0, self.tick_deadlines, name="deadlines")
         self.call_after_refresh(self.tick_deadlines)
@@ -393,6 +392,16 @@ class RunScreen(WardenScreen[None]):
             self.log.warning(f"pending poll failed: {type(error).__name__}: {error}")
         finally:
             self._polling = False
+
+    def show_first_page(self, page: PendingPage) -> None:
+        """The newest page, read by the app's start-up check (the same query as a poll): the
+        panel's first poll without reading the store a second time."""
+        if self.pending_refresh <= 0 or self._polling or not self.is_attached:
+            return
+        if runs_to_check(self._shown(), page):  # this session already shows calls: a full poll
+            self.poll_pending()
+        else:
+            self._apply(StoreView(page, {}))
 
     def _shown(self) -> Shown:
         panel = self.pending
