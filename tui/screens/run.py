@@ -8,7 +8,7 @@ from rich.text import Text
 from textual import events, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Input, Select, Static
+from textual.widgets import Input, Select, Static
 
 from agent_core.errors import WardenError
 
@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # a pydantic model: loaded with the runtime, not before the f
 from tui import keymap
 from tui.backend import GONE, AgentInfo, PendingCall, PendingPage, PendingRun
 from tui.components.chunk_log import ChunkLog
+from tui.components.footer import RunFooter
 from tui.components.pending_panel import PendingPanel
 from tui.components.render import render_chunk, render_decision, render_transcript_entry
 from tui.components.status_bar import StatusBar
@@ -102,7 +103,7 @@ class RunScreen(WardenScreen[None]):
                 yield PendingPanel(id="pending")
                 yield Static(Text(HINT, style="dim"), id="pending-hint")
         yield StatusBar(id="status")
-        yield Footer()
+        yield RunFooter()
 
     def on_mount(self) -> None:
         self.apply_cursor_blink()
