@@ -98,8 +98,12 @@ class WardenApp(App[None]):
         open_picker: bool = True,
         close_backend: bool = True,
         cursor_blink: bool = True,
+        first_page: PendingPage | None = None,
     ) -> None:
         super().__init__()
+        #: the newest page, read before the app started (``tui.console_start``): the picker opens
+        #: on it at once, and the start-up check does not read it again.
+        self._first_page = first_page
         self.backend = backend
         self.approval_guard = approval_guard
         self.clock = clock
@@ -160,6 +164,9 @@ class WardenApp(App[None]):
             self.set_interval(self.status_refresh, self.refresh_pending_count, name="pending-count")
         if not isinstance(self.backend, DeferredBackend):
             self._start_recovery()
+        page = self._first_page
+        if page is not None and page.total and self.open_picker:
+            self.open_pending(page)  # before the first frame: the run screen is not drawn first
         self.call_after_refresh(self._startup)
 
     def _start_recovery(self) -> None:
@@ -200,10 +207,15 @@ class WardenApp(App[None]):
     async def _open_pending_at_start(self) -> None:
         """The newest page with its counts, one query: the status bar's total, the panel's first
         poll, and the picker opened on that page when something is pending."""
-        page = await self.backend.list_pending(page=0, per_page=self.per_page, query=PendingQuery(), with_counts=True)
+        page, self._first_page = self._first_page, None
+        opened = page is not None and page.total > 0 and self.open_picker  # by ``on_mount``
+        if page is None:
+            page = await self.backend.list_pending(
+                page=0, per_page=self.per_page, query=PendingQuery(), with_counts=True
+            )
         self.run_screen.status.pending = page.total
         self.run_screen.show_first_page(page)
-        if page.total and self.open_picker:
+        if page.total and self.open_picker and not opened:
             mounted = self.open_pending(page)
             if mounted is not None:
                 await mounted

@@ -16,22 +16,40 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from tui.settings import CliError, Settings, db_location, demo_runtime_builder, load_runtime, resolve_actor
 
 if TYPE_CHECKING:
-    from tui.backend import ConsoleBackend
+    from tui.backend import ConsoleBackend, PendingPage
+
+#: rows of a page of pending runs (the panel, the picker)
+PER_PAGE = 50
 
 
 def open_console(settings: Settings, *, actor: str | None = None) -> None:
     """Run the console on ``settings``' runtime until the operator quits."""
     from agent_core.errors import WardenError
+    from tui.backend import DeferredBackend
 
     try:
         backend = console_backend(settings, actor=actor)
+        first_page = _first_page(settings) if isinstance(backend, DeferredBackend) else None
     except CliError as error:
         _exit(str(error), 2)
     except WardenError as error:
         _exit(f"{error.code}: {error.message or error}", 1)
     from tui.app import WardenApp
 
-    WardenApp(backend).run()
+    WardenApp(backend, per_page=PER_PAGE, first_page=first_page).run()
+
+
+def _first_page(settings: Settings) -> PendingPage | None:
+    """A SQLite file with pending runs: their first page, read now, so that the console opens on
+    the picker (the queue is what the operator came for) without drawing the run screen first."""
+    from tui.backend import PendingQuery
+    from tui.store_peek import SqlitePeek, sqlite_path
+
+    path = sqlite_path(db_location(settings))
+    peek = SqlitePeek(path) if path else None
+    if peek is None or not peek.any_pending():
+        return None
+    return peek.list_pending(page=0, per_page=PER_PAGE, query=PendingQuery(), with_counts=True)
 
 
 def console_backend(settings: Settings, *, actor: str | None = None) -> ConsoleBackend:

@@ -44,6 +44,24 @@ class SqlitePeek:
             self._store = SqliteStore(self.path, read_only=True)
         return self._store
 
+    def any_pending(self) -> bool:
+        """Whether the file holds suspended runs, from the per-agent counts its triggers keep
+        (``run_counts``, see ``storage.sqlite``): one indexed read with ``sqlite3`` alone, before
+        the store's modules are imported. False when unsure (no file, another schema, an error):
+        the console then opens as usual and lists after its first frame."""
+        if not os.path.isfile(self.path):
+            return False
+        import sqlite3
+
+        try:
+            db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+            try:
+                return bool(db.execute("SELECT 1 FROM run_counts WHERE suspended > 0 LIMIT 1").fetchone())
+            finally:
+                db.close()
+        except sqlite3.Error:
+            return False
+
     def list_pending(
         self,
         *,

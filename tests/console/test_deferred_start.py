@@ -85,3 +85,32 @@ async def test_a_sqlite_store_lists_its_pending_runs_before_the_runtime_is_loade
         assert backend.loaded is not None
         remaining = await backend.list_pending()
         assert [r.run_id for r in remaining.runs] == [r.run_id for r in expected.runs][1:]
+
+
+async def test_warden_on_a_file_with_pending_runs_opens_on_the_picker(db_path, tmp_path):
+    """``warden --db F``: the first page is read before the app starts (``any_pending`` first,
+    with sqlite3 alone), the picker is the first screen, and the runtime loads after it."""
+    from tui.console_start import _first_page, console_backend
+    from tui.settings import Settings
+
+    assert _first_page(Settings(db=tmp_path / "none.db")) is None  # no file: the console opens as usual
+    assert not SqlitePeek(str(tmp_path / "none.db")).any_pending()
+    await suspend_runs(db_path, [("ops", "delete record abc-123"), ("ops", "delete record abc-124")])
+    settings = Settings(db=db_path)
+    assert SqlitePeek(str(db_path)).any_pending()
+    page = _first_page(settings)
+    assert page is not None and page.total == 2 and page.counts == {"approval": 2, "input": 0}
+    backend = console_backend(settings)
+    assert isinstance(backend, DeferredBackend)
+    app = WardenApp(backend, first_page=page, **options(pending_refresh=60))  # no poll during the test
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, PendingPicker) and app.screen.loads, "picker")
+        assert app.screen.loads == 1 and [c.tool_call_id for c in app.screen.calls.values()] == [
+            c.tool_call_id for r in page.runs for c in r.calls
+        ]
+        await wait_for(pilot, lambda: backend.loaded is not None, "runtime loaded after the picker")
+        # the same page filled the panel and the count: the store was not read again for them
+        assert app.run_screen.status.pending == 2 and len(app.run_screen.pending.calls) == 2
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is app.run_screen, "run screen")
+        assert [a.id for a in app.run_screen.agents] == ["ops", "supervisor"]
