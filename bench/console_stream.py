@@ -6,7 +6,8 @@ Printed in one run, each a median of ``--repeat`` fresh processes (headless term
 
 * a hello-world Textual app with the same widgets as the console (header, input, log,
   footer): process start -> its input focused; Warden (``warden --db F``, demo runtime):
-  process start -> the prompt focused; their ratio (target <= 1.15);
+  process start -> the prompt focused; their ratio (target <= 1.15); for reference, a plain
+  Textual app with the run screen's widgets in a ``Screen`` of its own (``SAME_WIDGETS``);
 * ``python -c pass`` and ``warden runs list``; their ratio (target <= 2.5);
 * ``warden --db F`` with 10,000 pending runs in SQLite: process start -> the picker listing
   its first page (target <= 0.5 s), and in-process: another page, a filter.
@@ -47,6 +48,61 @@ class Hello(App):
 
 app = Hello()
 run = App.run
+
+async def auto_pilot(pilot):
+    while not (app.focused is not None and app.focused.id == "prompt"):
+        await pilot.pause(0.001)
+    print("READY", flush=True)
+    app.exit()
+
+app.run(headless=True, auto_pilot=auto_pilot)
+"""
+
+#: For reference: a plain Textual app with the widgets of Warden's run screen (agent select,
+#: prompt, banner, log, side panel with an option list, status line, footer), composed in a
+#: ``Screen`` of its own as Warden's is. The pilot's first look at ``focused`` comes after such a
+#: screen's first layout, where the hello-world app's widgets (composed by the app itself) are
+#: focused before it: this is what Textual costs for that screen, before any Warden code.
+SAME_WIDGETS = """
+from textual.app import App
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Log, OptionList, Select, Static
+
+CSS = '''
+#top-bar { height: auto; }
+#agent-picker { width: 34; }
+#prompt { width: 1fr; }
+#main { height: 1fr; }
+#log { width: 1fr; border: round $primary-darken-2; }
+#side { width: 38; border: round $primary-darken-2; }
+.hidden { display: none; }
+'''
+
+class Main(Screen):
+    AUTO_FOCUS = "#prompt"
+
+    def compose(self):
+        with Horizontal(id="top-bar"):
+            yield Select([("ops", "ops")], value="ops", allow_blank=False, id="agent-picker")
+            yield Input(placeholder="prompt", id="prompt")
+        yield Static("", id="waiting-banner", classes="hidden")
+        with Horizontal(id="main"):
+            yield Log(id="log")
+            with Vertical(id="side"):
+                yield Static("Pending decisions")
+                yield OptionList()
+                yield Static("hint")
+        yield Static("status")
+        yield Footer()
+
+class Same(App):
+    CSS = CSS
+
+    def get_default_screen(self):
+        return Main()
+
+app = Same()
 
 async def auto_pilot(pilot):
     while not (app.focused is not None and app.focused.id == "prompt"):
@@ -282,6 +338,11 @@ def main() -> None:
         print(
             f"first frame   hello-world Textual (header, input, log, footer) {med(hello):.3f} s  ·  "
             f"warden (prompt focused) {med(warden):.3f} s  ·  ratio {med(warden) / med(hello):.2f} (target <= 1.15)"
+        )
+        same = time_until_ready(SAME_WIDGETS, ns.repeat, env, root)
+        print(
+            f"              for reference, plain Textual with the run screen's widgets in a Screen "
+            f"{med(same):.3f} s  ·  ratio {med(same) / med(hello):.2f}"
         )
         deferred = (root / "tui" / "backend.py").read_text().count("class DeferredBackend")
         if deferred:

@@ -955,6 +955,23 @@ class SqliteStore:
         """``list_suspended`` read synchronously on a connection of its own, without an event loop
         or aiosqlite: ``warden runs list`` starts in a fraction of the time. None when this
         read cannot answer (no file yet, a schema to migrate): then use ``list_suspended``."""
+        f = SuspendedFilter(agent_id, thread_id, resource_id)
+        return self._read_now(lambda db: self._list_suspended(db, f, page, per_page))
+
+    def pending_page_now(
+        self, f: SuspendedFilter, page: int, per_page: int, *, with_counts: bool = False
+    ) -> tuple[list[SuspendedRunRow], int, dict[str, int] | None] | None:
+        """One page of ``list_suspended`` and, with ``with_counts``, ``count_suspended_by_kind``,
+        read as ``list_suspended_now`` does: the console's picker lists from it while the runtime
+        is still loading. None when this read cannot answer."""
+
+        def read(db: sqlite3.Connection) -> tuple[list[SuspendedRunRow], int, dict[str, int] | None]:
+            rows, total = self._list_suspended(db, f, page, per_page)
+            return rows, total, self._count_by_kind(db, f) if with_counts else None
+
+        return self._read_now(read)
+
+    def _read_now(self, read: Callable[[sqlite3.Connection], T]) -> T | None:
         if self.path == ":memory:" or not os.path.isfile(self.path):
             return None
         try:
@@ -965,7 +982,7 @@ class SqliteStore:
             db.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
             if not self._schema_current(db):
                 return None
-            return self._list_suspended(db, SuspendedFilter(agent_id, thread_id, resource_id), page, per_page)
+            return read(db)
         except sqlite3.Error as exc:
             raise self._typed(exc) from exc
         finally:

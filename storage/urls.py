@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from storage.base import Store
+if TYPE_CHECKING:  # ``is_postgres_url`` and ``describe`` stay cheap to import (the console's start)
+    from storage.base import Store
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 

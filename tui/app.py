@@ -9,19 +9,19 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.text import Text
 from textual import events
 from textual.app import App, SystemCommand
 from textual.screen import Screen
+from textual.widget import AwaitMount
 from textual.widgets import Input, Select, Switch
 from textual.worker import Worker
 
 from agent_core.errors import ApprovalExpired, WardenError
 from tui import keymap
-from tui.backend import GONE, ConsoleBackend, DeferredBackend, PendingCall, RunStream
-from tui.context import RunContext
+from tui.backend import GONE, ConsoleBackend, DeferredBackend, PendingCall, PendingPage, PendingQuery, RunStream
 from tui.messages import (
     CallResolved,
     CallsGone,
@@ -33,15 +33,24 @@ from tui.messages import (
     RunRequested,
 )
 from tui.reconcile import Removal, dialogs_to_close
-from tui.screens.approval import ApprovalDecision, ApprovalModal
-from tui.screens.edit_args import EditArgsModal
 from tui.screens.error import ErrorModal
-from tui.screens.grant_choice import GrantChoiceModal
-from tui.screens.picker import PendingPicker
-from tui.screens.resume_form import FormDecline, ResumeFormModal
+from tui.screens.lazy import (
+    is_approval,
+    is_call_dialog,
+    is_edit_args,
+    is_grant_choice,
+    is_picker,
+    is_resume_form,
+)
 from tui.screens.run import RunScreen
 from tui.typing_guard import BURST_GAP, OPEN_GUARD, QUIET, TypingGuard
 from tui.untrusted import escape_unsafe, safe_text, to_json
+
+if TYPE_CHECKING:  # dialogs and the picker: imported when first opened (``tui.screens.lazy``)
+    from tui.context import RunContext
+    from tui.screens.approval import ApprovalDecision
+    from tui.screens.picker import PendingPicker
+    from tui.screens.resume_form import FormDecline
 
 #: Chunks handled between two explicit yields to the event loop (keys stay responsive).
 YIELD_EVERY = 64
@@ -89,8 +98,12 @@ class WardenApp(App[None]):
         open_picker: bool = True,
         close_backend: bool = True,
         cursor_blink: bool = True,
+        first_page: PendingPage | None = None,
     ) -> None:
         super().__init__()
+        #: the newest page, read before the app started (``tui.console_start``): the picker opens
+        #: on it at once, and the start-up check does not read it again.
+        self._first_page = first_page
         self.backend = backend
         self.approval_guard = approval_guard
         self.clock = clock
@@ -151,6 +164,9 @@ class WardenApp(App[None]):
             self.set_interval(self.status_refresh, self.refresh_pending_count, name="pending-count")
         if not isinstance(self.backend, DeferredBackend):
             self._start_recovery()
+        page = self._first_page
+        if page is not None and page.total and self.open_picker:
+            self.open_pending(page)  # before the first frame: the run screen is not drawn first
         self.call_after_refresh(self._startup)
 
     def _start_recovery(self) -> None:
@@ -170,15 +186,39 @@ class WardenApp(App[None]):
 
     async def _initial_check(self) -> None:
         backend = self.backend
-        if isinstance(backend, DeferredBackend) and backend.loaded is None:
-            # The first frame is up: now the runtime (and its store) can load, off the event loop.
-            backend.release()
-            await backend.ready()
-            self.run_screen.set_agents(backend.list_agents(), backend.store_label)
-            self._start_recovery()
-        total = await self._pending_total()
-        if total and self.open_picker:
-            self.action_open_pending()
+        if not isinstance(backend, DeferredBackend) or backend.loaded is not None:
+            await self._open_pending_at_start()
+            return
+        # The first frame is up. A store that lists without the runtime shows its pending runs
+        # first; then the runtime loads, off the event loop (a load started earlier competes
+        # with the picker for the interpreter).
+        early = backend.lists_early
+        try:
+            if early:
+                await self._open_pending_at_start()
+        finally:
+            self.call_after_refresh(backend.release)
+        await backend.ready()
+        self.run_screen.set_agents(backend.list_agents(), backend.store_label)
+        self._start_recovery()
+        if not early:
+            await self._open_pending_at_start()
+
+    async def _open_pending_at_start(self) -> None:
+        """The newest page with its counts, one query: the status bar's total, the panel's first
+        poll, and the picker opened on that page when something is pending."""
+        page, self._first_page = self._first_page, None
+        opened = page is not None and page.total > 0 and self.open_picker  # by ``on_mount``
+        if page is None:
+            page = await self.backend.list_pending(
+                page=0, per_page=self.per_page, query=PendingQuery(), with_counts=True
+            )
+        self.run_screen.status.pending = page.total
+        self.run_screen.show_first_page(page)
+        if page.total and self.open_picker and not opened:
+            mounted = self.open_pending(page)
+            if mounted is not None:
+                await mounted
 
     async def on_unmount(self) -> None:
         if self.close_backend:
@@ -297,6 +337,8 @@ class WardenApp(App[None]):
         self._dialog_open = call
         self._show_waiting()
         if call.kind == "approval":
+            from tui.screens.approval import ApprovalModal
+
             self.push_screen(
                 ApprovalModal(
                     call,
@@ -314,6 +356,8 @@ class WardenApp(App[None]):
                 # Ours from now on: polls leave the run alone until ``consume`` has read it.
                 self.run_screen.stream_started(stream.run_id)
                 return stream
+
+            from tui.screens.resume_form import ResumeFormModal
 
             form = ResumeFormModal(call, submit, clock=self.clock)
             self.push_screen(form, self._on_form_closed)
@@ -373,7 +417,7 @@ class WardenApp(App[None]):
         """A key that may not act on the dialog (or picker) on top: close it back to the banner
         and give the key to the prompt. True when the key was handled so."""
         top = self.screen
-        if not isinstance(top, ApprovalModal | ResumeFormModal | PendingPicker) or event.key == "escape":
+        if not (is_call_dialog(top) or is_picker(top)) or event.key == "escape":
             return False
         if not getattr(top, "bounced", False):
             focused = self.focused
@@ -383,13 +427,15 @@ class WardenApp(App[None]):
             if self.guard.may_act(top.opened_at) and (field or not _typed_elsewhere(top, event)):
                 return False
             top.bounced = True
-            if isinstance(top, PendingPicker):
+            if is_picker(top):
                 top.dismiss(None)
-            elif isinstance(top, ApprovalModal):
+            elif is_approval(top):
+                from tui.screens.approval import ApprovalDecision
+
                 self._held_by_typing = True
                 self._dialog_queue.appendleft(top.call)
                 top.dismiss(ApprovalDecision("leave", top.call))
-            else:
+            elif is_resume_form(top):
                 self._held_by_typing = True
                 self._dialog_queue.appendleft(top.call)
                 top.dismiss(None)
@@ -439,6 +485,8 @@ class WardenApp(App[None]):
         self.run_backend(lambda: self.consume(stream), f"The approved run of {call.tool_name} failed")
 
     def _on_form_closed(self, stream: RunStream | FormDecline | None) -> None:
+        from tui.screens.resume_form import FormDecline  # the form was open: loaded
+
         call = self._dialog_open
         if isinstance(stream, FormDecline):
             if call is not None:
@@ -463,12 +511,12 @@ class WardenApp(App[None]):
         dialogs = [
             s
             for s in reversed(self.screen_stack)  # an editor or grant choice on top closes first
-            if isinstance(s, ApprovalModal | ResumeFormModal | EditArgsModal | GrantChoiceModal)
+            if is_call_dialog(s) or is_edit_args(s) or is_grant_choice(s)
         ]
         closing = {r.call.key for r in dialogs_to_close(removals, [d.call for d in dialogs])}
         for screen in dialogs:
             if screen.call.key in closing:
-                if screen.close_as_decided_elsewhere() and not isinstance(screen, EditArgsModal | GrantChoiceModal):
+                if screen.close_as_decided_elsewhere() and not (is_edit_args(screen) or is_grant_choice(screen)):
                     self._notify_closed(screen.call)
 
     def _notify_closed(self, call: PendingCall, *, expired: bool = False) -> None:
@@ -555,16 +603,22 @@ class WardenApp(App[None]):
             self.open_dialog(call, deliberate=True, declining=not approve)
 
     def _picker(self) -> PendingPicker | None:
-        return next((s for s in self.screen_stack if isinstance(s, PendingPicker)), None)
+        return next((s for s in self.screen_stack if is_picker(s)), None)
 
     # -- relaunch ------------------------------------------------------------------------------
     def action_open_pending(self) -> None:
-        if isinstance(self.screen, PendingPicker):
-            return
-        self.push_screen(
-            PendingPicker(per_page=self.per_page, refresh_interval=self.picker_refresh, now=self.now),
-            self._on_picker_closed,
+        self.open_pending()
+
+    def open_pending(self, first_page: PendingPage | None = None) -> AwaitMount | None:
+        """The picker (``first_page``: already read, shown without asking the store again)."""
+        if is_picker(self.screen):
+            return None
+        from tui.screens.picker import PendingPicker
+
+        picker = PendingPicker(
+            per_page=self.per_page, refresh_interval=self.picker_refresh, now=self.now, first_page=first_page
         )
+        return self.push_screen(picker, self._on_picker_closed)
 
     def _on_picker_closed(self, call: PendingCall | None) -> None:
         if call is not None:
@@ -605,12 +659,12 @@ class WardenApp(App[None]):
             self.push_screen(HelpScreen())
 
     def action_new_run(self) -> None:
-        while len(self.screen_stack) > 1 and not isinstance(self.screen, ApprovalModal | ResumeFormModal):
+        while len(self.screen_stack) > 1 and not is_call_dialog(self.screen):
             self.pop_screen()
         self.run_screen.new_run()
 
     def focused_call(self) -> PendingCall | None:
-        if isinstance(self.screen, PendingPicker):
+        if is_picker(self.screen):
             return self.screen.focused_call
         return self.run_screen.pending.focused_call
 
@@ -623,7 +677,7 @@ class WardenApp(App[None]):
         """Open the call's dialog ready to decline: a reason can be given, enter confirms."""
         call = self.focused_call()
         if call is not None and call.kind == "approval":
-            if isinstance(self.screen, PendingPicker):
+            if is_picker(self.screen):
                 self.screen.dismiss(None)
             self.run_screen.show_call(call)
             self.open_dialog(call, deliberate=True, declining=True)

@@ -277,7 +277,8 @@ async def _last_entries(read: Any, last: int) -> list[Any]:
         after = page.next_after
 
 
-def _filters(query: PendingQuery | None, agent_id: str | None, thread_id: str | None) -> dict[str, Any]:
+def listing_filters(query: PendingQuery | None, agent_id: str | None, thread_id: str | None) -> dict[str, Any]:
+    """The keyword filters of ``list_suspended_runs``: ``query`` (the picker's) over the keyword filters."""
     if query is None:
         return {"agent_id": agent_id, "thread_id": thread_id}
     out = query.params()
@@ -385,7 +386,7 @@ class LocalBackend:
         query: PendingQuery | None = None,
         with_counts: bool = False,
     ) -> PendingPage:
-        filters = _filters(query, agent_id, thread_id)
+        filters = listing_filters(query, agent_id, thread_id)
         result = await self.runtime.list_suspended_runs(
             **filters, resource_id=resource_id, page=page, per_page=per_page, with_counts=with_counts
         )
@@ -536,7 +537,7 @@ class RemoteBackend:
         query: PendingQuery | None = None,
         with_counts: bool = False,
     ) -> PendingPage:
-        filters = _filters(query, agent_id, thread_id)
+        filters = listing_filters(query, agent_id, thread_id)
         result = await self.client.list_suspended_runs(
             **filters, resource_id=resource_id, page=page, per_page=per_page, with_counts=with_counts
         )
@@ -582,10 +583,21 @@ class DeferredBackend:
     pydantic models costs more than Textual's own start, and the first frame does not need it.
     Every call waits for it; ``list_agents`` is empty until then (``WardenApp`` fills the agent
     selector when it is ready). A failure to load is raised by every call (the app shows it).
+
+    ``peek``: pending pages read without the runtime (``tui.store_peek``), used until it is
+    loaded: the picker lists its first page while the runtime waits (None: the runtime must answer).
     """
 
-    def __init__(self, load: Callable[[], ConsoleBackend], *, store_label: str = "…") -> None:
+    def __init__(
+        self,
+        load: Callable[[], ConsoleBackend],
+        *,
+        store_label: str = "…",
+        peek: Callable[..., PendingPage | None] | None = None,
+    ) -> None:
         self._load = load
+        self._peek = peek
+        self._peeked = False
         self.store_label = store_label
         self.loaded: ConsoleBackend | None = None
         self._loading: asyncio.Future[ConsoleBackend] | None = None
@@ -627,8 +639,10 @@ class DeferredBackend:
     ) -> RunStream:
         return await (await self.ready()).start_run(agent_id, prompt, thread_id=thread_id, resource_id=resource_id)
 
-    async def approve(self, run_id: str, tool_call_id: str, fingerprint: str | None) -> RunStream:
-        return await (await self.ready()).approve(run_id, tool_call_id, fingerprint)
+    async def approve(
+        self, run_id: str, tool_call_id: str, fingerprint: str | None, *, args: dict[str, Any] | None = None
+    ) -> RunStream:
+        return await (await self.ready()).approve(run_id, tool_call_id, fingerprint, args=args)
 
     async def decline(self, run_id: str, tool_call_id: str, reason: str | None) -> RunStream:
         return await (await self.ready()).decline(run_id, tool_call_id, reason)
@@ -636,7 +650,26 @@ class DeferredBackend:
     async def resume(self, run_id: str, tool_call_id: str, data: dict[str, Any]) -> RunStream:
         return await (await self.ready()).resume(run_id, tool_call_id, data)
 
+    @property
+    def lists_early(self) -> bool:
+        """Pending pages can be read before the runtime is loaded."""
+        return self._peek is not None and self.loaded is None
+
     async def list_pending(self, **kw: Any) -> PendingPage:
+        if self._peek is not None and self.loaded is None:
+            peek = self._peek
+            if self._peeked:
+                page = await asyncio.to_thread(lambda: peek(**kw))
+            else:
+                # The first read runs here, on the event loop (a few tens of ms, after the first
+                # frame): it imports the store's modules, and an import in a worker thread waits
+                # for the interpreter at every file it reads while the loop renders.
+                self._peeked = True
+                page = peek(**kw)
+            if page is not None:
+                return page
+            self._peek = None  # the file cannot answer (a schema to migrate): the runtime does
+            self.release()
         return await (await self.ready()).list_pending(**kw)
 
     async def get_run(self, run_id: str) -> PendingRun:
@@ -647,6 +680,19 @@ class DeferredBackend:
 
     async def run_context(self, run_id: str) -> RunContext:
         return await (await self.ready()).run_context(run_id)
+
+    def grants_allowed(self, tool_name: str) -> bool:
+        # no call can be on screen before the load (calls come from the backend): nothing to grant yet
+        return self.loaded is not None and self.loaded.grants_allowed(tool_name)
+
+    async def grant(self, tool_name: str, spec: GrantSpec) -> Any:
+        return await (await self.ready()).grant(tool_name, spec)
+
+    async def list_grants(self) -> list[Any]:
+        return await (await self.ready()).list_grants()
+
+    async def revoke_grant(self, grant_id: str) -> None:
+        await (await self.ready()).revoke_grant(grant_id)
 
     async def aclose(self) -> None:
         if self._loading is not None:

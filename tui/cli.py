@@ -46,15 +46,10 @@ def _fast_console(argv: list[str]) -> bool:
         return False
     if rest:
         return False
-    import typer
+    from tui.console_start import open_console
+    from tui.settings import Settings
 
-    from tui.cli_app import run_console
-    from tui.cli_common import Settings
-
-    try:
-        run_console(Settings(db=ns.db, app=ns.app_spec, model=ns.model))
-    except typer.Exit as exit_:
-        sys.exit(exit_.exit_code)
+    open_console(Settings(db=ns.db, app=ns.app_spec, model=ns.model))
     return True
 
 

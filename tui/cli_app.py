@@ -28,7 +28,6 @@ from tui.cli_common import (
     default_db_path,
     fail,
     load_runtime,
-    resolve_actor,
 )
 from tui.cli_mcp import mcp_proxy_command
 from tui.cli_runs import grants_app, runs_app
@@ -114,18 +113,7 @@ def run_remote_console(url: str, token: str | None) -> None:
 
 
 def run_console(settings: Settings, *, actor: str | None = None) -> None:
-    from agent_core.errors import WardenError
+    """The console on a local runtime (``tui.console_start``: the first frame before the runtime)."""
+    from tui.console_start import open_console
 
-    try:
-        runtime, label = load_runtime(settings)
-        # decisions taken in the console: --actor, $WARDEN_ACTOR, else the OS user (unless the app set one)
-        if actor or runtime.actor is None:
-            runtime.actor = resolve_actor(actor)
-    except CliError as error:
-        fail(str(error), 2)
-    except WardenError as error:
-        fail(f"{error.code}: {error.message or error}", 1)
-    from tui.app import WardenApp
-    from tui.backend import LocalBackend
-
-    WardenApp(LocalBackend(runtime, store_label=label)).run()
+    open_console(settings, actor=actor)

@@ -6,11 +6,18 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
+
+# re-exported: the commands import them from here (``tui.settings`` is the typer-free home)
+from tui.settings import CliError as CliError
+from tui.settings import Settings as Settings
+from tui.settings import db_location as db_location
+from tui.settings import default_db_path as default_db_path
+from tui.settings import load_runtime as load_runtime
+from tui.settings import resolve_actor as resolve_actor
 
 DbOption = Annotated[
     str | None,
@@ -36,77 +43,6 @@ WebhookOption = Annotated[
 WebhookSecretOption = Annotated[
     str | None, typer.Option("--webhook-secret", help="HMAC-SHA256 key for webhooks (default: $WARDEN_WEBHOOK_SECRET)")
 ]
-
-
-def resolve_actor(actor: str | None) -> str:
-    """``--actor``, else ``$WARDEN_ACTOR``, else the OS user name."""
-    if actor:
-        return actor
-    env = os.environ.get("WARDEN_ACTOR")
-    if env:
-        return env
-    import getpass
-
-    try:
-        return getpass.getuser()
-    except Exception:  # no user name in this environment (a container without passwd entry)
-        return f"uid:{os.getuid()}" if hasattr(os, "getuid") else "unknown"
-
-
-class CliError(Exception):
-    """A usage problem reported as one line (exit code 2)."""
-
-
-@dataclass
-class Settings:
-    #: a SQLite path or a ``postgresql://`` URL (``storage.open_store`` opens either)
-    db: str | Path | None = None
-    app: str | None = None
-    model: str | None = None
-    #: a Warden server's URL: the headless commands go through the client SDK (``tui.cli_remote``)
-    server: str | None = None
-    token: str | None = None
-
-
-def default_db_path() -> Path:
-    env = os.environ.get("WARDEN_DB")
-    if env:
-        return Path(env).expanduser()
-    from platformdirs import user_data_dir
-
-    return Path(user_data_dir("warden", appauthor=False)) / "warden.db"
-
-
-def db_location(settings: Settings) -> str:
-    """The store to open: ``--db``, else ``$WARDEN_DB``, else the data dir; a URL as given, a path expanded."""
-    from storage.urls import is_postgres_url
-
-    db = str(settings.db) if settings.db else os.environ.get("WARDEN_DB") or str(default_db_path())
-    return db if is_postgres_url(db) else str(Path(db).expanduser())
-
-
-def load_runtime(settings: Settings) -> tuple[Any, str]:
-    """The runtime to use and a label of its store (for the status bar)."""
-    if settings.app:
-        from agent_core.app_loader import AppLoadError
-        from agent_core.app_loader import load_runtime as load_app
-
-        try:
-            runtime = load_app(settings.app)
-        except AppLoadError as error:
-            raise CliError(error.message) from error
-        store = runtime.store
-        return runtime, str(getattr(store, "path", None) or getattr(store, "name", type(store).__name__))
-    db = db_location(settings)
-    model = None
-    if settings.model:
-        from agent_core.providers import resolve_model
-
-        model = resolve_model(settings.model)
-    from storage.urls import describe
-    from tui.demo.agents import build_demo_runtime
-
-    return build_demo_runtime(db, model=model), describe(db)
 
 
 def fail(message: str, code: int = 1) -> NoReturn:

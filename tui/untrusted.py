@@ -21,19 +21,17 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
-import regex
-
 if TYPE_CHECKING:  # rich is imported lazily: the headless CLI only needs the escaping
+    import regex
     from rich.text import Text
 
 #: Style of an escape sequence shown in place of a hidden character.
 ESCAPE_STYLE = "bold reverse red"
 
 _HIDDEN = r"\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}"
-_UNSAFE_MULTILINE = regex.compile(r"(?![\t\n])[" + _HIDDEN + "]")
-_UNSAFE_SINGLE_LINE = regex.compile("[" + _HIDDEN + "]")
 
 
 def _escape_char(ch: str) -> str:
@@ -45,17 +43,35 @@ def _escape_char(ch: str) -> str:
     return f"\\U{code:08x}"
 
 
+@cache
 def _pattern(multiline: bool) -> regex.Pattern[str]:
-    return _UNSAFE_MULTILINE if multiline else _UNSAFE_SINGLE_LINE
+    # compiled on first use: ``regex`` and its Unicode tables are not needed for plain ASCII
+    import regex
+
+    return regex.compile((r"(?![\t\n])[" if multiline else "[") + _HIDDEN + "]")
+
+
+def _plain(text: str, multiline: bool) -> bool:
+    """Printable ASCII (and tabs and newlines, in multiline text): nothing hidden, no ``regex`` needed.
+    (No ASCII character is a format, separator or default-ignorable one: only controls are hidden.)"""
+    if not text.isascii():
+        return False
+    if multiline:
+        text = text.replace("\n", "").replace("\t", "")
+    return text.isprintable()
 
 
 def find_unsafe(text: str, *, multiline: bool = True) -> list[str]:
     """The escapes (``"\\x1b"``, ``"\\u202e"``) of the hidden characters in ``text``, in order."""
+    if _plain(text, multiline):
+        return []
     return [_escape_char(m.group()) for m in _pattern(multiline).finditer(text)]
 
 
 def escape_unsafe(text: str, *, multiline: bool = True) -> str:
     """``text`` with every hidden or control character replaced by its visible escape."""
+    if _plain(text, multiline):
+        return text
     return _pattern(multiline).sub(lambda m: _escape_char(m.group()), text)
 
 
@@ -66,6 +82,10 @@ def safe_text(text: Any, style: str = "", *, multiline: bool = True, escape_styl
     if not isinstance(text, str):
         text = str(text)
     out = Text(style=style, end="")
+    if _plain(text, multiline):
+        out.append(text)
+        out.expand_tabs(4)
+        return out
     pos = 0
     for m in _pattern(multiline).finditer(text):
         if m.start() > pos:

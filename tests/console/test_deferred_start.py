@@ -10,6 +10,7 @@ from tui.backend import DeferredBackend, LocalBackend
 from tui.screens.approval import ApprovalModal
 from tui.screens.error import ErrorModal
 from tui.screens.picker import PendingPicker
+from tui.store_peek import SqlitePeek
 
 SIZE = (120, 40)
 
@@ -55,3 +56,61 @@ async def test_a_runtime_that_fails_to_load_is_one_error_dialog(db_path):
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, ErrorModal), "error dialog")
         assert "no such app" in app.screen.message
+
+
+async def test_a_sqlite_store_lists_its_pending_runs_before_the_runtime_is_loaded(db_path):
+    """The picker opens on the file's first page (``SqlitePeek``) while the runtime has not
+    loaded; a decision taken there waits for the runtime, then applies."""
+    await suspend_runs(db_path, [("ops", "delete record abc-123"), ("ops", "delete record abc-124")])
+    expected = await LocalBackend(demo_runtime(db_path)).list_pending(with_counts=True)
+    gate = threading.Event()
+
+    def load():
+        gate.wait(10)
+        return LocalBackend(demo_runtime(db_path), store_label=str(db_path))
+
+    backend = DeferredBackend(load, peek=SqlitePeek(str(db_path)).list_pending)
+    app = WardenApp(backend, **options())
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, PendingPicker) and app.screen.calls, "picker")
+        picker = app.screen
+        assert backend.loaded is None  # listed from the file alone
+        # the same page as the runtime's listing: calls, kinds, counts
+        assert list(picker.calls.values()) == [c for r in expected.runs for c in r.calls]
+        assert picker.total == 2 and picker.counts == expected.counts == {"approval": 2, "input": 0}
+        assert app.run_screen.status.pending == 2
+        await pilot.press("y")  # approves the first row: waits for the runtime
+        gate.set()
+        await wait_for(pilot, lambda: app.decisions == 1 and picker.total == 1, "decision applied, listed again")
+        assert backend.loaded is not None
+        remaining = await backend.list_pending()
+        assert [r.run_id for r in remaining.runs] == [r.run_id for r in expected.runs][1:]
+
+
+async def test_warden_on_a_file_with_pending_runs_opens_on_the_picker(db_path, tmp_path):
+    """``warden --db F``: the first page is read before the app starts (``any_pending`` first,
+    with sqlite3 alone), the picker is the first screen, and the runtime loads after it."""
+    from tui.console_start import _first_page, console_backend
+    from tui.settings import Settings
+
+    assert _first_page(Settings(db=tmp_path / "none.db")) is None  # no file: the console opens as usual
+    assert not SqlitePeek(str(tmp_path / "none.db")).any_pending()
+    await suspend_runs(db_path, [("ops", "delete record abc-123"), ("ops", "delete record abc-124")])
+    settings = Settings(db=db_path)
+    assert SqlitePeek(str(db_path)).any_pending()
+    page = _first_page(settings)
+    assert page is not None and page.total == 2 and page.counts == {"approval": 2, "input": 0}
+    backend = console_backend(settings)
+    assert isinstance(backend, DeferredBackend)
+    app = WardenApp(backend, first_page=page, **options(pending_refresh=60))  # no poll during the test
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, PendingPicker) and app.screen.loads, "picker")
+        assert app.screen.loads == 1 and [c.tool_call_id for c in app.screen.calls.values()] == [
+            c.tool_call_id for r in page.runs for c in r.calls
+        ]
+        await wait_for(pilot, lambda: backend.loaded is not None, "runtime loaded after the picker")
+        # the same page filled the panel and the count: the store was not read again for them
+        assert app.run_screen.status.pending == 2 and len(app.run_screen.pending.calls) == 2
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is app.run_screen, "run screen")
+        assert [a.id for a in app.run_screen.agents] == ["ops", "supervisor"]

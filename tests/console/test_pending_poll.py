@@ -187,14 +187,14 @@ class FlakyBackend(FakeBackend):
         super().__init__(sample_pending())
         self.down = False
         self.failed = 0
-        self.count_reads = 0  # the app's start-up check reads one row for the count
+        self.count_reads = 0  # the app's start-up check reads the first page with its counts
 
     async def list_pending(self, **kw):
         if self.down:
             self.failed += 1
             raise ConnectionError("store unreachable")
         page = await super().list_pending(**kw)
-        self.count_reads += kw.get("per_page") == 1
+        self.count_reads += bool(kw.get("with_counts"))
         return page
 
 

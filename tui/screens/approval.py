@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from rich.text import Text
 from textual import work
@@ -28,14 +28,16 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Button, Footer, Input, Static
 
-from agent_core.decision_context import CallContext
 from tui import keymap
 from tui.backend import GrantSpec, PendingCall
-from tui.context import RunContext
 from tui.deadlines import time_left_text
 from tui.formatting import format_age
 from tui.screens.base import WardenModal
 from tui.untrusted import escape_unsafe, json_text, safe_text, scan, summarize
+
+if TYPE_CHECKING:  # pydantic models: the dialog (and the picker's preview) opens without importing them
+    from agent_core.decision_context import CallContext
+    from tui.context import RunContext
 
 #: Attempts to read the context of a call whose snapshot is still being written (live streams).
 CONTEXT_ATTEMPTS = 10

@@ -61,8 +61,11 @@ class PendingPicker(WardenScreen[PendingCall | None]):
         refresh_interval: float = 2.0,
         now: Callable[[], datetime] | None = None,
         filter_debounce: float = FILTER_DEBOUNCE,
+        first_page: PendingPage | None = None,
     ) -> None:
         super().__init__()
+        #: page 0 with its counts, read by whoever opened the picker: shown without a second query.
+        self._first_page = first_page
         self.per_page = per_page
         self.refresh_interval = refresh_interval
         self.now = now or (lambda: datetime.now(UTC))
@@ -110,7 +113,11 @@ class PendingPicker(WardenScreen[PendingCall | None]):
 
     def on_mount(self) -> None:
         self.opened_at = self.warden_app.clock()
-        self.reload()
+        if self._first_page is not None:
+            self.show_page(self._first_page)
+            self._first_page = None
+        else:
+            self.reload()
         if self.refresh_interval > 0:
             self.set_interval(self.refresh_interval, self.reload, name="picker-refresh")
 

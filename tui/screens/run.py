@@ -8,7 +8,7 @@ from rich.text import Text
 from textual import events, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Input, Select, Static
+from textual.widgets import Input, Select, Static
 
 from agent_core.errors import WardenError
 
@@ -16,12 +16,12 @@ if TYPE_CHECKING:  # a pydantic model: loaded with the runtime, not before the f
     from agent_core.chunks import Chunk
     from tui.context import RunContext
 from tui import keymap
-from tui.backend import GONE, AgentInfo, PendingCall, PendingRun
+from tui.backend import GONE, AgentInfo, PendingCall, PendingPage, PendingRun
 from tui.components.chunk_log import ChunkLog
+from tui.components.footer import RunFooter
 from tui.components.pending_panel import PendingPanel
 from tui.components.render import render_chunk, render_decision, render_transcript_entry
 from tui.components.status_bar import StatusBar
-from tui.context import RunContext
 from tui.deadlines import format_left, seconds_left, urgent
 from tui.messages import CallsGone, DeadlinePassed, DecisionNeeded, OpenCall, ReviewWaiting, RunRequested
 from tui.reconcile import Removal, Shown, StoreView, reconcile, runs_to_check
@@ -103,7 +103,7 @@ class RunScreen(WardenScreen[None]):
                 yield PendingPanel(id="pending")
                 yield Static(Text(HINT, style="dim"), id="pending-hint")
         yield StatusBar(id="status")
-        yield Footer()
+        yield RunFooter()
 
     def on_mount(self) -> None:
         self.apply_cursor_blink()
@@ -112,8 +112,7 @@ class RunScreen(WardenScreen[None]):
         self._update_model_label()
         if self.agents:  # else when they are loaded (``set_agents``)
             self.welcome()
-        if self.pending_refresh > 0:
-            self.poll_pending()
+        if self.pending_refresh > 0:  # the first read is the app's start-up check (``show_first_page``)
             self.set_interval(self.pending_refresh, self.poll_pending, name="pending-poll")
         self.set_interval(1.0, self.tick_deadlines, name="deadlines")
         self.call_after_refresh(self.tick_deadlines)
@@ -394,6 +393,16 @@ class RunScreen(WardenScreen[None]):
             self.log.warning(f"pending poll failed: {type(error).__name__}: {error}")
         finally:
             self._polling = False
+
+    def show_first_page(self, page: PendingPage) -> None:
+        """The newest page, read by the app's start-up check (the same query as a poll): the
+        panel's first poll without reading the store a second time."""
+        if self.pending_refresh <= 0 or self._polling or not self.is_attached:
+            return
+        if runs_to_check(self._shown(), page):  # this session already shows calls: a full poll
+            self.poll_pending()
+        else:
+            self._apply(StoreView(page, {}))
 
     def _shown(self) -> Shown:
         panel = self.pending

@@ -1,0 +1,83 @@
+"""``warden`` without a command: the console, its first frame before the runtime.
+
+Importing the runtime and building its pydantic models costs more than Textual's own start,
+and the first frame (prompt, log, panel) needs none of it: the demo agents on ``--db``'s store
+are built by a ``DeferredBackend`` after that frame, off the event loop; the pending runs of a
+SQLite file are listed (panel, picker) before it is loaded. What can be a user's
+mistake is checked before the UI starts, as one line on stderr: ``--app`` (the user's
+runtime, loaded now) and ``--model``. No typer here: this is the path of a bare ``warden``.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from tui.settings import CliError, Settings, db_location, demo_runtime_builder, load_runtime, resolve_actor
+
+if TYPE_CHECKING:
+    from tui.backend import ConsoleBackend, PendingPage
+
+#: rows of a page of pending runs (the panel, the picker)
+PER_PAGE = 50
+
+
+def open_console(settings: Settings, *, actor: str | None = None) -> None:
+    """Run the console on ``settings``' runtime until the operator quits."""
+    from agent_core.errors import WardenError
+    from tui.backend import DeferredBackend
+
+    try:
+        backend = console_backend(settings, actor=actor)
+        first_page = _first_page(settings) if isinstance(backend, DeferredBackend) else None
+    except CliError as error:
+        _exit(str(error), 2)
+    except WardenError as error:
+        _exit(f"{error.code}: {error.message or error}", 1)
+    from tui.app import WardenApp
+
+    WardenApp(backend, per_page=PER_PAGE, first_page=first_page).run()
+
+
+def _first_page(settings: Settings) -> PendingPage | None:
+    """A SQLite file with pending runs: their first page, read now, so that the console opens on
+    the picker (the queue is what the operator came for) without drawing the run screen first."""
+    from tui.backend import PendingQuery
+    from tui.store_peek import SqlitePeek, sqlite_path
+
+    path = sqlite_path(db_location(settings))
+    peek = SqlitePeek(path) if path else None
+    if peek is None or not peek.any_pending():
+        return None
+    return peek.list_pending(page=0, per_page=PER_PAGE, query=PendingQuery(), with_counts=True)
+
+
+def console_backend(settings: Settings, *, actor: str | None = None) -> ConsoleBackend:
+    """``--app``: the user's runtime, loaded now; else the demo agents, loaded after the first
+    frame, with the pending runs of a SQLite file listed before (``tui.store_peek``)."""
+    from tui.backend import DeferredBackend, LocalBackend
+    from tui.store_peek import SqlitePeek, sqlite_path
+
+    if settings.app:
+        runtime, label = load_runtime(settings)
+        return LocalBackend(_with_actor(runtime, actor), store_label=label)
+    build = demo_runtime_builder(settings)
+
+    def load() -> ConsoleBackend:
+        runtime, label = build()
+        return LocalBackend(_with_actor(runtime, actor), store_label=label)
+
+    path = sqlite_path(db_location(settings))
+    return DeferredBackend(load, peek=SqlitePeek(path).list_pending if path else None)
+
+
+def _with_actor(runtime: Any, actor: str | None) -> Any:
+    """Decisions taken in the console: ``--actor``, ``$WARDEN_ACTOR``, else the OS user (unless the app set one)."""
+    if actor or runtime.actor is None:
+        runtime.actor = resolve_actor(actor)
+    return runtime
+
+
+def _exit(message: str, code: int) -> NoReturn:
+    print(f"warden: {message}", file=sys.stderr)
+    sys.exit(code)

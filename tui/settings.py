@@ -1,0 +1,92 @@
+"""Settings of a ``warden`` command and loading its runtime, without typer or textual: the
+console's start (``tui.console_start``) and the typer commands (``tui.cli_common``) share them."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+def resolve_actor(actor: str | None) -> str:
+    """``--actor``, else ``$WARDEN_ACTOR``, else the OS user name."""
+    if actor:
+        return actor
+    env = os.environ.get("WARDEN_ACTOR")
+    if env:
+        return env
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except Exception:  # no user name in this environment (a container without passwd entry)
+        return f"uid:{os.getuid()}" if hasattr(os, "getuid") else "unknown"
+
+
+class CliError(Exception):
+    """A usage problem reported as one line (exit code 2)."""
+
+
+@dataclass
+class Settings:
+    #: a SQLite path or a ``postgresql://`` URL (``storage.open_store`` opens either)
+    db: str | Path | None = None
+    app: str | None = None
+    model: str | None = None
+    #: a Warden server's URL: the headless commands go through the client SDK (``tui.cli_remote``)
+    server: str | None = None
+    token: str | None = None
+
+
+def default_db_path() -> Path:
+    env = os.environ.get("WARDEN_DB")
+    if env:
+        return Path(env).expanduser()
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("warden", appauthor=False)) / "warden.db"
+
+
+def db_location(settings: Settings) -> str:
+    """The store to open: ``--db``, else ``$WARDEN_DB``, else the data dir; a URL as given, a path expanded."""
+    from storage.urls import is_postgres_url
+
+    db = str(settings.db) if settings.db else os.environ.get("WARDEN_DB") or str(default_db_path())
+    return db if is_postgres_url(db) else str(Path(db).expanduser())
+
+
+def load_runtime(settings: Settings) -> tuple[Any, str]:
+    """The runtime to use and a label of its store (for the status bar)."""
+    if settings.app:
+        from agent_core.app_loader import AppLoadError
+        from agent_core.app_loader import load_runtime as load_app
+
+        try:
+            runtime = load_app(settings.app)
+        except AppLoadError as error:
+            raise CliError(error.message) from error
+        store = runtime.store
+        return runtime, str(getattr(store, "path", None) or getattr(store, "name", type(store).__name__))
+    build = demo_runtime_builder(settings)
+    return build()
+
+
+def demo_runtime_builder(settings: Settings) -> Callable[[], tuple[Any, str]]:
+    """The demo agents on ``--db``'s store, built when called (the console calls it after its
+    first frame). ``--model`` is resolved now: a mistake in it is an error before any UI."""
+    model = None
+    if settings.model:
+        from agent_core.providers import resolve_model
+
+        model = resolve_model(settings.model)
+
+    def build() -> tuple[Any, str]:
+        from storage.urls import describe
+        from tui.demo.agents import build_demo_runtime
+
+        db = db_location(settings)
+        return build_demo_runtime(db, model=model), describe(db)
+
+    return build
