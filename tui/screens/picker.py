@@ -140,6 +140,10 @@ class PendingPicker(WardenScreen[PendingCall | None]):
             page = await backend.list_pending(page=self.page, per_page=self.per_page, query=query, with_counts=True)
         if not self.is_attached:  # the picker closed while the store answered
             return
+        if query != self.query_state:
+            # A key changed the filter or the sort while the store answered: this page is stale,
+            # and the reload that key started shows the right one.
+            return
         self.show_page(page)
 
     def show_page(self, page: PendingPage) -> None:
