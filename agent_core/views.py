@@ -227,7 +227,10 @@ def describe_grant(
 
 
 def _duration(seconds: float) -> str:
+    """Whole minutes once past one: a 1-hour grant read a moment later is still "1 hour", not "60 minutes"."""
     s = max(0, round(seconds))
+    if s >= 60:
+        s = round(s / 60) * 60
     for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
         if (s >= size and s % size == 0) or s >= size * 2:
             n = round(s / size)

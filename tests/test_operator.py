@@ -30,6 +30,7 @@ from agent_core import (
 from agent_core.call_state import TRANSITIONS
 from agent_core.chunks import Chunk
 from agent_core.engine import EDITED_NOTE, EXPIRED_MESSAGE
+from agent_core.views import describe_grant
 from tests.apps.operator import build_runtime
 from tests.helpers import ExecLog
 from tests.pg import fresh_database
@@ -257,6 +258,27 @@ def test_expired_is_a_state_of_the_call_machine():
 
 
 # -- grants -------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("left", "words"),
+    [
+        (3600, "1 hour"),
+        (3599.2, "1 hour"),  # read a moment after creation: still the hour the operator chose
+        (3570, "1 hour"),
+        (5400, "90 minutes"),
+        (8 * 3600 - 2, "8 hours"),
+        (86400 * 3 + 40, "3 days"),
+        (61, "1 minute"),
+        (45, "45 seconds"),
+        (-5, "0 seconds"),
+    ],
+)
+def test_a_grant_reads_in_whole_units_however_late_it_is_shown(left: float, words: str) -> None:
+    assert (
+        describe_grant("send_email", "run", "r-1", None, None, left)
+        == f"allow send_email with any arguments in run r-1 for {words}"
+    )
+
+
 async def test_a_grant_made_in_another_process_approves_matching_calls(shared_db, exec_log):
     made = other_process(shared_db, exec_log, "grant", "send_email", "thread", "t-42", '{"to": "ana@example.com"}')
     grant_id = made["grant"]["id"]
