@@ -6,8 +6,6 @@ import hashlib
 import json
 from typing import Any
 
-import rfc8785
-
 _SAFE_INT = 2**53
 
 
@@ -23,7 +21,9 @@ def fingerprint(tool_name: str, args: Any) -> str:
         # exactly sorted, compact json.dumps (same escapes, same key order), and
         # several times faster than the general implementation.
         canonical = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    else:
+    else:  # imported here: most arguments never need it, and the console's first frame imports this module
+        import rfc8785
+
         canonical = rfc8785.dumps(doc)
     return "sha256:" + hashlib.sha256(canonical).hexdigest()
 

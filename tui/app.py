@@ -19,7 +19,7 @@ from textual.widget import AwaitMount
 from textual.widgets import Input, Select, Switch
 from textual.worker import Worker
 
-from agent_core.errors import ApprovalExpired, WardenError
+from storage.errors import WardenError  # not ``agent_core``'s: the first frame needs no runtime module
 from tui import keymap
 from tui.backend import GONE, ConsoleBackend, DeferredBackend, PendingCall, PendingPage, PendingQuery, RunStream
 from tui.messages import (
@@ -33,11 +33,11 @@ from tui.messages import (
     RunRequested,
 )
 from tui.reconcile import Removal, dialogs_to_close
-from tui.screens.error import ErrorModal
 from tui.screens.lazy import (
     is_approval,
     is_call_dialog,
     is_edit_args,
+    is_error,
     is_grant_choice,
     is_picker,
     is_resume_form,
@@ -240,8 +240,10 @@ class WardenApp(App[None]):
 
     def _show_error(self, title: str, message: str, code: str | None = None) -> None:
         """An error modal, unless the same one is already showing (a repeated key stacks nothing)."""
+        from tui.screens.error import ErrorModal
+
         for screen in self.screen_stack:
-            if isinstance(screen, ErrorModal) and (screen.title_text, screen.message, screen.code) == (
+            if is_error(screen) and (screen.title_text, screen.message, screen.code) == (
                 title,
                 message,
                 code,
@@ -566,6 +568,8 @@ class WardenApp(App[None]):
                 else:
                     stream = await self.backend.decline(call.run_id, call.tool_call_id, reason)
             except WardenError as error:
+                from agent_core.errors import ApprovalExpired
+
                 if error.code == ApprovalExpired.code:  # its deadline passed: expired, never declined
                     self.post_message(CallResolved(call.run_id, call.tool_call_id))
                     self.run_sweep()

@@ -30,26 +30,38 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'tui.cli' has no attribute {name!r}") from None
 
 
+#: the options a bare ``warden`` takes, and the ``Settings`` field each fills
+_CONSOLE_OPTIONS = {"--db": "db", "--app": "app", "--model": "model"}
+
+
+def _console_options(argv: list[str]) -> dict[str, str] | None:
+    """``--db P``, ``--app=M:A``...: the console's own options, each once (None: anything else,
+    for the typer app to answer, with its help and errors). Parsed by hand: ``argparse`` and its
+    ``gettext`` are a measurable share of the console's start-up."""
+    found: dict[str, str] = {}
+    rest = iter(argv)
+    for arg in rest:
+        name, eq, value = arg.partition("=")
+        field = _CONSOLE_OPTIONS.get(name)
+        if field is None or field in found:
+            return None
+        if not eq:
+            value = next(rest, None)  # type: ignore[assignment]
+            if value is None or value.startswith("--"):
+                return None
+        found[field] = value
+    return found
+
+
 def _fast_console(argv: list[str]) -> bool:
     """``warden [--db P] [--app M:A] [--model S]``: open the console without typer's start-up cost."""
-    import argparse
-
-    if any(not a.startswith("--") for a in argv[::2]) or any(a in ("--help", "--version") for a in argv):
-        return False
-    parser = argparse.ArgumentParser(add_help=False, exit_on_error=False, allow_abbrev=False)
-    parser.add_argument("--db")
-    parser.add_argument("--app", dest="app_spec")
-    parser.add_argument("--model")
-    try:
-        ns, rest = parser.parse_known_args(argv)
-    except (argparse.ArgumentError, SystemExit):
-        return False
-    if rest:
+    options = _console_options(argv)
+    if options is None:
         return False
     from tui.console_start import open_console
     from tui.settings import Settings
 
-    open_console(Settings(db=ns.db, app=ns.app_spec, model=ns.model))
+    open_console(Settings(**options))
     return True
 
 

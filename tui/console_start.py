@@ -24,7 +24,7 @@ PER_PAGE = 50
 
 def open_console(settings: Settings, *, actor: str | None = None) -> None:
     """Run the console on ``settings``' runtime until the operator quits."""
-    from agent_core.errors import WardenError
+    from storage.errors import WardenError  # the runtime modules load after the first frame
     from tui.backend import DeferredBackend
 
     try:
@@ -36,7 +36,18 @@ def open_console(settings: Settings, *, actor: str | None = None) -> None:
         _exit(f"{error.code}: {error.message or error}", 1)
     from tui.app import WardenApp
 
-    WardenApp(backend, per_page=PER_PAGE, first_page=first_page).run()
+    app = WardenApp(backend, per_page=PER_PAGE, first_page=first_page)
+    _settle_heap()
+    app.run()
+
+
+def _settle_heap() -> None:
+    """Everything imported so far lives as long as the process: move it out of the collector's
+    reach, so that the full collection the imports have made due does not land in the first
+    frame (≈ 20 ms of a ≈ 45 ms first layout, measured) nor in later ones."""
+    import gc
+
+    gc.freeze()
 
 
 def _first_page(settings: Settings) -> PendingPage | None:
@@ -68,7 +79,10 @@ def console_backend(settings: Settings, *, actor: str | None = None) -> ConsoleB
         return LocalBackend(_with_actor(runtime, actor), store_label=label)
 
     path = sqlite_path(db_location(settings))
-    return DeferredBackend(load, peek=SqlitePeek(path).list_pending if path else None)
+    if path is None:  # a URL: labelled by the loaded runtime (a server's password redacted)
+        return DeferredBackend(load, store_label="(loading)")
+    # a file's label is its path, as the loaded runtime gives it: right from the first frame
+    return DeferredBackend(load, store_label=str(path), peek=SqlitePeek(path).list_pending)
 
 
 def _with_actor(runtime: Any, actor: str | None) -> Any:

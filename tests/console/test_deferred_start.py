@@ -114,3 +114,27 @@ async def test_warden_on_a_file_with_pending_runs_opens_on_the_picker(db_path, t
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is app.run_screen, "run screen")
         assert [a.id for a in app.run_screen.agents] == ["ops", "supervisor"]
+
+
+async def test_the_status_bar_names_the_file_from_the_first_frame(db_path):
+    """The label the loaded runtime gives is known before it loads: the bar does not change under the operator."""
+    from tui.console_start import console_backend
+    from tui.settings import Settings
+
+    backend = console_backend(Settings(db=db_path))
+    assert isinstance(backend, DeferredBackend) and backend.loaded is None
+    app = WardenApp(backend, **options(pending_refresh=60))
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.run_screen.status.store == str(db_path)
+        await wait_for(pilot, lambda: backend.loaded is not None, "runtime loaded")
+        assert backend.store_label == str(db_path) and app.run_screen.status.store == str(db_path)
+
+
+def test_the_bare_console_reads_its_own_options_and_leaves_the_rest_to_the_full_cli():
+    from tui.cli import _console_options
+
+    assert _console_options([]) == {}
+    assert _console_options(["--db", "w.db", "--model=openai:gpt-4o"]) == {"db": "w.db", "model": "openai:gpt-4o"}
+    assert _console_options(["--app", "mod:make", "--db="]) == {"app": "mod:make", "db": ""}
+    for argv in (["--db"], ["--db", "--app"], ["--db", "a", "--db", "b"], ["--help"], ["runs", "list"], ["--dbx", "a"]):
+        assert _console_options(argv) is None, argv

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, TypeGuard
 if TYPE_CHECKING:
     from tui.screens.approval import ApprovalModal
     from tui.screens.edit_args import EditArgsModal
+    from tui.screens.error import ErrorModal
     from tui.screens.grant_choice import GrantChoiceModal
     from tui.screens.picker import PendingPicker
     from tui.screens.resume_form import ResumeFormModal
@@ -42,6 +43,10 @@ def is_edit_args(obj: object) -> TypeGuard[EditArgsModal]:
 
 def is_grant_choice(obj: object) -> TypeGuard[GrantChoiceModal]:
     return _instance(obj, "tui.screens.grant_choice", "GrantChoiceModal")
+
+
+def is_error(obj: object) -> TypeGuard[ErrorModal]:
+    return _instance(obj, "tui.screens.error", "ErrorModal")
 
 
 def is_call_dialog(obj: object) -> TypeGuard[ApprovalModal | ResumeFormModal]:

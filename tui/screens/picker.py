@@ -138,8 +138,8 @@ class PendingPicker(WardenScreen[PendingCall | None]):
         if not page.runs and self.page > 0 and page.total:
             self.page = max(0, (page.total - 1) // self.per_page)
             page = await backend.list_pending(page=self.page, per_page=self.per_page, query=query, with_counts=True)
-        if not self.is_attached:  # the picker closed while the store answered
-            return
+        if not self.is_attached or not self.query("#pending-table"):
+            return  # the picker closed (or the console is quitting) while the store answered
         if query != self.query_state:
             # A key changed the filter or the sort while the store answered: this page is stale,
             # and the reload that key started shows the right one.

@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Select, Static
 
-from agent_core.errors import WardenError
+from storage.errors import WardenError
 
 if TYPE_CHECKING:  # a pydantic model: loaded with the runtime, not before the first frame
     from agent_core.chunks import Chunk
