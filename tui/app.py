@@ -99,8 +99,11 @@ class WardenApp(App[None]):
         close_backend: bool = True,
         cursor_blink: bool = True,
         first_page: PendingPage | None = None,
+        on_first_frame: Callable[[], None] | None = None,
     ) -> None:
         super().__init__()
+        #: called once the first frame is painted (``tui.console_start`` turns the collector back on)
+        self._on_first_frame = on_first_frame
         #: the newest page, read before the app started (``tui.console_start``): the picker opens
         #: on it at once, and the start-up check does not read it again.
         self._first_page = first_page
@@ -159,6 +162,8 @@ class WardenApp(App[None]):
         return cast(RunScreen, self.screen_stack[0])
 
     def on_mount(self) -> None:
+        if self._on_first_frame is not None:
+            self.call_after_refresh(self._on_first_frame)
         self.set_interval(0.1, self.open_waiting_dialog, name="waiting-dialogs")
         if self.status_refresh > 0:
             self.set_interval(self.status_refresh, self.refresh_pending_count, name="pending-count")

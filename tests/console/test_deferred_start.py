@@ -138,3 +138,32 @@ def test_the_bare_console_reads_its_own_options_and_leaves_the_rest_to_the_full_
     assert _console_options(["--app", "mod:make", "--db="]) == {"app": "mod:make", "db": ""}
     for argv in (["--db"], ["--db", "--app"], ["--db", "a", "--db", "b"], ["--help"], ["runs", "list"], ["--dbx", "a"]):
         assert _console_options(argv) is None, argv
+
+
+def test_the_console_pauses_the_collector_only_until_its_first_frame(db_path, monkeypatch):
+    """``warden``: the collector is off during start-up and back on once the first frame is up."""
+    import gc
+
+    from tui import console_start
+    from tui.settings import Settings
+
+    seen: dict[str, bool] = {}
+    run = WardenApp.run
+
+    def run_headless(self: WardenApp) -> None:
+        seen["off before the app runs"] = not gc.isenabled()
+
+        async def pilot(p) -> None:  # type: ignore[no-untyped-def]
+            await wait_for(p, lambda: gc.isenabled(), "collector back on")
+            seen["first frame painted"] = self.screen.is_mounted and self.focused is not None
+            self.exit()
+
+        run(self, headless=True, auto_pilot=pilot)
+
+    monkeypatch.setattr(WardenApp, "run", run_headless)
+    try:
+        console_start.open_console(Settings(db=db_path))
+    finally:
+        gc.enable()
+        gc.unfreeze()
+    assert seen == {"off before the app runs": True, "first frame painted": True}
