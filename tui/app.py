@@ -32,7 +32,6 @@ from tui.messages import (
     ReviewWaiting,
     RunRequested,
 )
-from tui.reconcile import Removal, dialogs_to_close
 from tui.screens.lazy import (
     is_approval,
     is_call_dialog,
@@ -48,6 +47,7 @@ from tui.untrusted import escape_unsafe, safe_text, to_json
 
 if TYPE_CHECKING:  # dialogs and the picker: imported when first opened (``tui.screens.lazy``)
     from tui.context import RunContext
+    from tui.reconcile import Removal
     from tui.screens.approval import ApprovalDecision
     from tui.screens.picker import PendingPicker
     from tui.screens.resume_form import FormDecline
@@ -512,6 +512,8 @@ class WardenApp(App[None]):
         """A poll found calls no longer pending: close an open dialog on one of them (acting
         on it could only fail), with a notification saying why; drop queued ones. The log says
         what was decided and by whom (the store's audit log)."""
+        from tui.reconcile import dialogs_to_close  # the store poll's: loaded after the first frame
+
         self.run_backend(lambda: self._log_decided_elsewhere([r.call for r in removals]), "Could not read decisions")
         queued = {r.call.key for r in dialogs_to_close(removals, self._dialog_queue)}
         self._dialog_queue = deque(c for c in self._dialog_queue if c.key not in queued)

@@ -76,10 +76,13 @@ def _quiet_broken_pipe() -> None:
 def main() -> None:
     argv = sys.argv[1:]
     try:
-        from tui.fast_list import fast_runs_list
-
-        if fast_runs_list(argv) or _fast_console(argv):
+        if _fast_console(argv):
             return
+        if argv[:2] == ["runs", "list"]:
+            from tui.fast_list import fast_runs_list
+
+            if fast_runs_list(argv):
+                return
         from tui.cli_app import app
 
         app(prog_name="warden")

@@ -7,11 +7,14 @@ attributes; up the tree it posts one of these, handled by the ``WardenApp``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
 from tui.backend import PendingCall
-from tui.reconcile import Removal
+
+if TYPE_CHECKING:
+    from tui.reconcile import Removal
 
 
 @dataclass

@@ -18,7 +18,6 @@ This module never imports textual: the headless CLI uses it too.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -100,6 +99,8 @@ def safe_text(text: Any, style: str = "", *, multiline: bool = True, escape_styl
 
 def to_json(value: Any, *, indent: int | None = 2) -> str:
     """JSON text of ``value`` as the model sent it (keys in their order, non-ASCII kept)."""
+    import json  # here: the first frame shows no JSON
+
     return json.dumps(value, indent=indent, ensure_ascii=False, default=str)
 
 

@@ -15,6 +15,7 @@ from storage.errors import WardenError
 if TYPE_CHECKING:  # a pydantic model: loaded with the runtime, not before the first frame
     from agent_core.chunks import Chunk
     from tui.context import RunContext
+    from tui.reconcile import Shown, StoreView  # the store poll's: imported by its first run
 from tui import keymap
 from tui.backend import GONE, AgentInfo, PendingCall, PendingPage, PendingRun
 from tui.components.chunk_log import ChunkLog
@@ -24,7 +25,6 @@ from tui.components.render import render_chunk, render_decision, render_transcri
 from tui.components.status_bar import StatusBar
 from tui.deadlines import format_left, seconds_left, urgent
 from tui.messages import CallsGone, DeadlinePassed, DecisionNeeded, OpenCall, ReviewWaiting, RunRequested
-from tui.reconcile import Removal, Shown, StoreView, reconcile, runs_to_check
 from tui.screens.base import WardenScreen
 from tui.untrusted import safe_text
 
@@ -312,6 +312,8 @@ class RunScreen(WardenScreen[None]):
             expired = self.pending.calls.get(expired_key)
             self.pending.remove_call(chunk.run_id, chunk.payload.tool_call_id)  # type: ignore[union-attr]
             if expired is not None:  # its dialog closes as expired (not declined)
+                from tui.reconcile import Removal
+
                 self.post_message(CallsGone([Removal(expired, "decided")]))
         if chunk.type in ("tool-result", "tool-output-denied", "tool-error"):
             self.pending.remove_call(chunk.run_id, chunk.payload.tool_call_id)  # type: ignore[union-attr]
@@ -399,16 +401,22 @@ class RunScreen(WardenScreen[None]):
         panel's first poll without reading the store a second time."""
         if self.pending_refresh <= 0 or self._polling or not self.is_attached:
             return
+        from tui.reconcile import StoreView, runs_to_check
+
         if runs_to_check(self._shown(), page):  # this session already shows calls: a full poll
             self.poll_pending()
         else:
             self._apply(StoreView(page, {}))
 
     def _shown(self) -> Shown:
+        from tui.reconcile import Shown
+
         panel = self.pending
         return Shown(calls=dict(panel.calls), polled=frozenset(panel.polled), live_runs=frozenset(self.live_runs))
 
     async def _read_store(self) -> StoreView:
+        from tui.reconcile import StoreView, runs_to_check
+
         backend = self.backend
         page = await backend.list_pending(page=0, per_page=self.per_page)
         others: dict[str, PendingRun | None] = {}
@@ -422,6 +430,8 @@ class RunScreen(WardenScreen[None]):
         return StoreView(page, others)
 
     def _apply(self, view: StoreView) -> None:
+        from tui.reconcile import reconcile
+
         result = reconcile(self._shown(), view)
         self.pending.sync(result.add, result.remove_keys, polled=result.polled)
         self.status.pending = result.total
