@@ -298,6 +298,8 @@ _MIGRATIONS: dict[int, str] = {
 
 #: a claim reads again when its run moved between its read and its write (another decider won).
 _CLAIM_ATTEMPTS = 50
+#: how many runs this store inserted it remembers as written (``PostgresStore._inserted``).
+_REMEMBERED = 1024
 _N_RUN_COLS = len(_RUN_COLS.split(","))
 #: the run and its call(s) (one, or all when no call is named) in one statement.
 _CLAIM_READ = (
@@ -396,6 +398,11 @@ class PostgresStore:
         self._closed = False
         #: whether the database's collation orders text by code point (``find_ids`` may use the index)
         self._code_point_order: bool | None = None
+        #: run id -> the rows of a run this store inserted, as written (the run's, then one per call,
+        #: in ``_CLAIM_READ``'s layout): a claim of it decides on these and skips its read; the
+        #: compare-and-set in ``warden_claim`` still checks them, and a claim that finds them
+        #: stale reads and decides again, as after losing a race.
+        self._inserted: dict[str, list[tuple[Any, ...]]] = {}
 
     def __repr__(self) -> str:
         return self.name
@@ -545,6 +552,7 @@ class PostgresStore:
 
     async def aclose(self) -> None:
         self._closed = True
+        self._inserted.clear()
         opening, self._opening = self._opening, None
         pool, self._pool = self._pool, None
         if pool is None and opening is not None:
@@ -590,6 +598,7 @@ class PostgresStore:
                     raise StorageError(f"{self.name}: run {run.run_id!r} already stored") from None
 
             await self._call(insert, tx=False)
+            self._remember(run, now, params)
             return
 
         async def body(db: asyncpg.Connection) -> None:
@@ -620,6 +629,31 @@ class PostgresStore:
 
         await self._call(body)
 
+    def _remember(self, run: RunRow, now: float, params: list[tuple[Any, ...]]) -> None:
+        """Keep the rows of a run just inserted (``_SAVE_NEW``) as the database has them."""
+        head = (
+            run.run_id,
+            run.agent_id,
+            run.thread_id,
+            run.resource_id,
+            "suspended",
+            run.snapshot,
+            1,
+            float(run.created_at or now),
+            float(run.suspended_at or now),
+            None,
+            None,
+            None,
+        )
+        calls: dict[str, tuple[Any, ...]] = {}
+        for p in params:
+            calls.setdefault(p[1], p)  # ON CONFLICT DO NOTHING keeps the first of a repeated id
+        if not calls:
+            return
+        if len(self._inserted) >= _REMEMBERED:
+            del self._inserted[next(iter(self._inserted))]
+        self._inserted[run.run_id] = [head + c for c in calls.values()]
+
     async def claim(
         self,
         run_id: str,
@@ -634,6 +668,19 @@ class PostgresStore:
         # statement, decide here, then ``warden_claim`` compares-and-sets the run and the call as
         # read, appends the chained audit entries and takes the lease in one statement. When the
         # run or the call moved in between (another decider won), read and decide again.
+        # A run this store inserted is decided first on the rows it wrote (one round trip); when
+        # those are stale, the compare-and-set fails (or they do not lead to a decision) and the
+        # claim reads as usual.
+        written = self._inserted.pop(run_id, None)
+        if written is not None:
+            result = await self._call(
+                lambda db: self._claim_once(
+                    db, run_id, tool_call_id, kinds, decide, owner, lease_seconds, written=written
+                ),
+                tx=False,
+            )
+            if result is not None:
+                return result
         for _ in range(_CLAIM_ATTEMPTS):
             result = await self._call(
                 lambda db: self._claim_once(db, run_id, tool_call_id, kinds, decide, owner, lease_seconds), tx=False
@@ -651,7 +698,16 @@ class PostgresStore:
         decide: DecideFn,
         owner: str,
         lease_seconds: float,
+        *,
+        written: list[tuple[Any, ...]] | None = None,
     ) -> ClaimResult | None:
+        """One read, decide, compare-and-set; None when the run moved in between.
+
+        ``written``: the rows as this store inserted them, used instead of the read; anything but a
+        decision on them (no such call, not pending, ``decide`` refusing) is None as well, so the
+        caller reads the rows as they are now and answers from those.
+        """
+
         async def audited() -> bool:
             if tool_call_id is None:
                 return False
@@ -661,26 +717,37 @@ class PostgresStore:
             return found is not None
 
         now = time.time()
-        rows = await db.fetch(_CLAIM_READ, run_id, tool_call_id)
+        if written is not None:
+            rows: Any = [r for r in written if tool_call_id is None or r[_N_RUN_COLS + 1] == tool_call_id]
+        else:
+            rows = await db.fetch(_CLAIM_READ, run_id, tool_call_id)
         if not rows:
-            return ClaimResult("no_run", audited=await audited())
+            return None if written is not None else ClaimResult("no_run", audited=await audited())
         run = _run(rows[0][:_N_RUN_COLS])
         by_id = {r[_N_RUN_COLS + 1]: _call(r[_N_RUN_COLS:]) for r in rows if r[_N_RUN_COLS] is not None}
         if tool_call_id is not None:
             if tool_call_id not in by_id:
-                return ClaimResult("no_call", audited=await audited())
+                return None if written is not None else ClaimResult("no_call", audited=await audited())
             stored = by_id[tool_call_id]
             current = actionable(stored, run, now)
             if current is None:
-                return ClaimResult("not_pending", call=stored, audited=True)
+                return None if written is not None else ClaimResult("not_pending", call=stored, audited=True)
         else:
             open_calls = [c for c in (actionable(c, run, now) for c in by_id.values()) if c is not None]
             candidates = [c for c in open_calls if c.kind in kinds]
             if not candidates:
+                if written is not None:
+                    return None
                 return ClaimResult("no_call_of_kind" if open_calls else "no_call", other_kinds=bool(open_calls))
             current = max(candidates, key=lambda c: (c.created_at, c.seq))
             stored = by_id[current.tool_call_id]
-        decision = decide(current, run)
+        if written is None:
+            decision = decide(current, run)
+        else:
+            try:
+                decision = decide(current, run)
+            except Exception:
+                return None  # perhaps refused for what is no longer so: decided again on the rows as they are
         takes_lease = not lease_live(run, now)
         entries: list[tuple[str, str | None, str | None, dict[str, Any] | None]] = []
         if stored.status != "pending" and current.kind != "interrupted":
