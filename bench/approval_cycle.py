@@ -112,9 +112,10 @@ async def measure(store, cycles: int, agent: Agent | None = None, cpu: dict | No
 async def _backends(store) -> list[int]:
     """The PostgreSQL server processes serving this store's pool (the database runs on this machine)."""
     pool = await store._connection_pool()
-    rows = await pool.fetch(
-        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'warden'"
-    )
+    async with pool.acquire() as conn:
+        rows = await conn.fetch(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'warden'"
+        )
     return [r[0] for r in rows]
 
 

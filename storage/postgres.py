@@ -39,6 +39,7 @@ from storage.errors import (
 )
 from storage.events import StoreEvent
 from storage.listing import KINDS, ListKind, Sort, SuspendedFilter, count_sql, listed_kind
+from storage.pg_pool import Pool
 from storage.records import (
     AuditRow,
     CallKind,
@@ -333,17 +334,13 @@ async def _append_audit(db: asyncpg.Connection, rows: list[AuditRow]) -> list[Au
     return sealed
 
 
-async def _keep_session(conn: asyncpg.Connection) -> None:
-    """Pool connections go back as they are (an open transaction is still rolled back by asyncpg).
+async def _scrub(conn: asyncpg.Connection) -> None:
+    """After a failed call, a full session reset (a message cut short, say); a call that succeeded leaves none to do.
 
     The store sets no session state (no SET, LISTEN or session advisory lock: the
-    subscription has a connection of its own), so asyncpg's default reset query
-    would only cost one more round trip per store call.
+    subscription has a connection of its own), so a reset after every call would
+    only cost one more round trip.
     """
-
-
-async def _scrub(conn: asyncpg.Connection) -> None:
-    """After a failed call, the full session reset ``_keep_session`` skips (a message cut short, say)."""
     try:
         await asyncio.wait_for(conn.reset(), 2)
     except BaseException:
@@ -392,9 +389,9 @@ class PostgresStore:
         self.synchronous_commit = synchronous_commit or (None if in_url else "off")
         self.name = f"PostgresStore({redact(dsn)!r})"
         self.min_size, self.max_size, self.connect_timeout = min_size, max_size, connect_timeout
-        self._pool: asyncpg.Pool | None = None
+        self._pool: Pool | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._opening: asyncio.Future[asyncpg.Pool] | None = None
+        self._opening: asyncio.Future[Pool] | None = None
         self._closed = False
         #: whether the database's collation orders text by code point (``find_ids`` may use the index)
         self._code_point_order: bool | None = None
@@ -408,7 +405,7 @@ class PostgresStore:
         return self.name
 
     # -- connection -----------------------------------------------------------------
-    async def _connection_pool(self) -> asyncpg.Pool:
+    async def _connection_pool(self) -> Pool:
         if self._closed:
             raise StoreClosed(f"{self.name} is closed")
         loop = asyncio.get_running_loop()
@@ -432,28 +429,33 @@ class PostgresStore:
         self._pool = pool
         return pool
 
-    async def _open(self) -> asyncpg.Pool:
+    async def _open(self) -> Pool:
+        pool = Pool(self._connect, self.max_size)
         try:
-            pool = await asyncpg.create_pool(
-                self.dsn,
-                min_size=self.min_size,
-                max_size=self.max_size,
-                timeout=self.connect_timeout,
-                command_timeout=None,
-                server_settings=self._server_settings(),
-                reset=_keep_session,
-            )
+            first = await pool.get()
         except BaseException as exc:
             raise self._typed(exc, opening=True) from None
         try:
-            async with pool.acquire() as conn:
-                await self._migrate(conn)
+            await self._migrate(first)
+            pool.put(first)
+            if self.min_size > 1:
+                more = await asyncio.gather(*(pool.get() for _ in range(min(self.min_size, self.max_size) - 1)))
+                for conn in more:
+                    pool.put(conn)
         except BaseException as exc:
             pool.terminate()
             if isinstance(exc, StorageError):
                 raise
             raise self._typed(exc, opening=True) from None
         return pool
+
+    def _connect(self) -> Awaitable[asyncpg.Connection]:
+        return asyncpg.connect(
+            self.dsn,
+            timeout=self.connect_timeout,
+            command_timeout=None,
+            server_settings=self._server_settings(),
+        )
 
     def _server_settings(self) -> dict[str, str]:
         settings = {"application_name": "warden"}
@@ -522,15 +524,17 @@ class PostgresStore:
     ) -> T:
         pool = await self._connection_pool()
         try:
-            async with pool.acquire() as conn:
-                try:
-                    if not tx:
-                        return await fn(conn)
-                    async with conn.transaction(isolation=isolation, readonly=isolation is not None):
-                        return await fn(conn)
-                except BaseException:
-                    await _scrub(conn)
-                    raise
+            conn = await pool.get()
+            try:
+                if not tx:
+                    return await fn(conn)
+                async with conn.transaction(isolation=isolation, readonly=isolation is not None):
+                    return await fn(conn)
+            except BaseException:
+                await _scrub(conn)
+                raise
+            finally:
+                pool.put(conn)
         except (StorageError, asyncio.CancelledError):
             raise
         except Exception as exc:
