@@ -299,8 +299,10 @@ _MIGRATIONS: dict[int, str] = {
 
 #: a claim reads again when its run moved between its read and its write (another decider won).
 _CLAIM_ATTEMPTS = 50
-#: how many runs this store inserted it remembers as written (``PostgresStore._inserted``).
+#: how many runs this store inserted it remembers as written (``PostgresStore._inserted``), and
+#: how many characters of snapshot and arguments at most: the oldest are forgotten first.
 _REMEMBERED = 1024
+_REMEMBERED_CHARS = 8_000_000
 _N_RUN_COLS = len(_RUN_COLS.split(","))
 #: the run and its call(s) (one, or all when no call is named) in one statement.
 _CLAIM_READ = (
@@ -399,7 +401,8 @@ class PostgresStore:
         #: in ``_CLAIM_READ``'s layout): a claim of it decides on these and skips its read; the
         #: compare-and-set in ``warden_claim`` still checks them, and a claim that finds them
         #: stale reads and decides again, as after losing a race.
-        self._inserted: dict[str, list[tuple[Any, ...]]] = {}
+        self._inserted: dict[str, tuple[int, list[tuple[Any, ...]]]] = {}
+        self._inserted_chars = 0
 
     def __repr__(self) -> str:
         return self.name
@@ -557,6 +560,7 @@ class PostgresStore:
     async def aclose(self) -> None:
         self._closed = True
         self._inserted.clear()
+        self._inserted_chars = 0
         opening, self._opening = self._opening, None
         pool, self._pool = self._pool, None
         if pool is None and opening is not None:
@@ -654,9 +658,23 @@ class PostgresStore:
             calls.setdefault(p[1], p)  # ON CONFLICT DO NOTHING keeps the first of a repeated id
         if not calls:
             return
-        if len(self._inserted) >= _REMEMBERED:
-            del self._inserted[next(iter(self._inserted))]
-        self._inserted[run.run_id] = [head + c for c in calls.values()]
+        size = len(run.snapshot) + sum(len(c[6]) + len(c[8] or "") + len(c[7] or "") for c in calls.values())
+        if size > _REMEMBERED_CHARS // 4:
+            return  # a claim of a run this large reads it (one round trip is little next to the snapshot)
+        while self._inserted and (
+            len(self._inserted) >= _REMEMBERED or self._inserted_chars + size > _REMEMBERED_CHARS
+        ):
+            self._forget(next(iter(self._inserted)))
+        self._inserted[run.run_id] = (size, [head + c for c in calls.values()])
+        self._inserted_chars += size
+
+    def _forget(self, run_id: str) -> list[tuple[Any, ...]] | None:
+        """The rows remembered for ``run_id`` (None if none), no longer remembered."""
+        entry = self._inserted.pop(run_id, None)
+        if entry is None:
+            return None
+        self._inserted_chars -= entry[0]
+        return entry[1]
 
     async def claim(
         self,
@@ -675,7 +693,7 @@ class PostgresStore:
         # A run this store inserted is decided first on the rows it wrote (one round trip); when
         # those are stale, the compare-and-set fails (or they do not lead to a decision) and the
         # claim reads as usual.
-        written = self._inserted.pop(run_id, None)
+        written = self._forget(run_id)
         if written is not None:
             result = await self._call(
                 lambda db: self._claim_once(

@@ -951,3 +951,36 @@ async def test_postgres_a_claim_on_rows_this_store_inserted_still_compares_and_s
         finally:
             await store.aclose()
             await rival.aclose()
+
+
+async def test_postgres_the_rows_a_store_remembers_are_bounded(monkeypatch):
+    from storage import postgres
+
+    def sized(i: int, chars: int) -> RunRow:
+        row = run_row(i)
+        row.snapshot = json.dumps({"x": "y" * chars})
+        return row
+
+    monkeypatch.setattr(postgres, "_REMEMBERED", 2)
+    async with fresh_database() as dsn:
+        store = PostgresStore(dsn)
+        try:
+            for i in range(1, 4):
+                await store.save_suspended(run_row(i), [call_row(i)])
+            assert list(store._inserted) == ["run-000002", "run-000003"], "the oldest is forgotten first"
+            monkeypatch.setattr(postgres, "_REMEMBERED", 100)
+            monkeypatch.setattr(postgres, "_REMEMBERED_CHARS", 4000)
+            for i in range(4, 9):
+                await store.save_suspended(sized(i, 900), [call_row(i)])
+            assert list(store._inserted) == ["run-000005", "run-000006", "run-000007", "run-000008"]
+            assert store._inserted_chars <= 4000
+            await store.save_suspended(sized(9, 1500), [call_row(9)])
+            assert "run-000009" not in store._inserted, "too large to remember: its claim reads it"
+            for i in range(1, 10):  # remembered or not, each is decided once
+                got = await store.claim(
+                    f"run-{i:06d}", "c", kinds=("approval",), decide=approve, owner="o", lease_seconds=60
+                )
+                assert got.outcome == "ok"
+            assert store._inserted == {} and store._inserted_chars == 0
+        finally:
+            await store.aclose()
