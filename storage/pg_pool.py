@@ -12,6 +12,7 @@ up to ``max_size``, and callers beyond that queue in order.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -24,12 +25,29 @@ class PoolClosed(asyncpg.InterfaceError):
 
 
 class Pool:
-    """At most ``max_size`` connections opened by ``connect``, reused most recently returned first."""
+    """At most ``max_size`` connections opened by ``connect``, reused most recently returned first.
 
-    def __init__(self, connect: Callable[[], Awaitable[asyncpg.Connection]], max_size: int) -> None:
+    As asyncpg's pool did, a connection left idle for ``idle_lifetime`` seconds is closed
+    while more than ``min_size`` are open, so a burst does not hold server connections.
+    """
+
+    def __init__(
+        self,
+        connect: Callable[[], Awaitable[asyncpg.Connection]],
+        max_size: int,
+        *,
+        min_size: int = 1,
+        idle_lifetime: float = 300.0,
+    ) -> None:
         self._connect = connect
         self._max = max(1, max_size)
+        self._min = min_size
+        self._lifetime = idle_lifetime
+        #: idle connections, the longest idle first
         self._idle: list[asyncpg.Connection] = []
+        self._idle_since: dict[asyncpg.Connection, float] = {}
+        self._expiry: asyncio.TimerHandle | None = None
+        self._closers: set[asyncio.Task[None]] = set()
         #: every open connection, idle or checked out
         self._all: set[asyncpg.Connection] = set()
         self._opening = 0
@@ -45,6 +63,7 @@ class Pool:
                 raise PoolClosed("the pool is closed")
             while self._idle:
                 conn = self._idle.pop()
+                self._idle_since.pop(conn, None)
                 if not conn.is_closed():
                     return conn
                 self._all.discard(conn)
@@ -90,6 +109,9 @@ class Pool:
                 self._wake(None)
         elif self._closing or not self._wake(conn):
             self._idle.append(conn)
+            self._idle_since[conn] = time.monotonic()
+            if self._expiry is None and not self._closing:
+                self._expiry = asyncio.get_running_loop().call_later(self._lifetime, self._expire)
         if self._closing and self._returned is not None and not self._returned.done():
             self._returned.set_result(None)
 
@@ -100,6 +122,28 @@ class Pool:
             yield conn
         finally:
             self.put(conn)
+
+    def _expire(self) -> None:
+        """Close the connections idle for ``idle_lifetime`` while more than ``min_size`` are open."""
+        self._expiry = None
+        now = time.monotonic()
+        while self._idle and len(self._all) > self._min and now - self._idle_since[self._idle[0]] >= self._lifetime:
+            conn = self._idle.pop(0)
+            del self._idle_since[conn]
+            self._all.discard(conn)
+            task = asyncio.get_running_loop().create_task(self._close_one(conn))
+            self._closers.add(task)
+            task.add_done_callback(self._closers.discard)
+        if self._idle and len(self._all) > self._min:
+            wait = self._lifetime - (now - self._idle_since[self._idle[0]])
+            self._expiry = asyncio.get_running_loop().call_later(max(wait, 0.01), self._expire)
+
+    @staticmethod
+    async def _close_one(conn: asyncpg.Connection) -> None:
+        try:
+            await asyncio.wait_for(conn.close(), 5)
+        except BaseException:
+            conn.terminate()
 
     def _wake(self, conn: asyncpg.Connection | None) -> bool:
         """Hand ``conn`` (or None: try again) to the first caller still waiting; False if none is."""
@@ -119,12 +163,14 @@ class Pool:
     async def close(self) -> None:
         """Close the idle connections, then each checked-out one as it comes back."""
         self._closing = True
+        self._stop_expiry()
         for waiter in self._waiters:
             if not waiter.done():
                 waiter.set_result(None)  # they see the pool closed
         self._waiters.clear()
         while True:
             idle, self._idle = self._idle, []
+            self._idle_since.clear()
             for conn in idle:
                 self._all.discard(conn)
                 try:
@@ -139,8 +185,15 @@ class Pool:
     def terminate(self) -> None:
         """Close every connection now, checked out or not (another event loop's, a close that hung)."""
         self._closing = True
+        self._stop_expiry()
         for conn in self._all:
             conn.terminate()
         self._all.clear()
         self._idle.clear()
+        self._idle_since.clear()
         self._waiters.clear()  # perhaps another (closed) loop's: left alone
+
+    def _stop_expiry(self) -> None:
+        if self._expiry is not None:
+            self._expiry.cancel()
+            self._expiry = None

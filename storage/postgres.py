@@ -433,7 +433,7 @@ class PostgresStore:
         return pool
 
     async def _open(self) -> Pool:
-        pool = Pool(self._connect, self.max_size)
+        pool = Pool(self._connect, self.max_size, min_size=self.min_size)
         try:
             first = await pool.get()
         except BaseException as exc:

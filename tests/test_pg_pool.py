@@ -121,3 +121,24 @@ async def test_a_store_closed_while_a_call_waits_for_a_connection_raises_store_c
             await asyncio.wait_for(call, 5)
         pool.put(held)
         await asyncio.wait_for(closing, 5)
+
+
+async def test_connections_idle_past_their_lifetime_close_down_to_min_size():
+    async with fresh_database() as dsn:
+        pool = Pool(
+            lambda: asyncpg.connect(dsn, server_settings={"application_name": "p"}), 4, min_size=1, idle_lifetime=0.2
+        )
+        held = [await pool.get() for _ in range(3)]
+        for conn in held:
+            pool.put(conn)
+        async with pool.acquire() as conn:
+            assert await _pids(conn) == 3
+        await asyncio.sleep(0.6)
+        async with pool.acquire() as conn:
+            for _ in range(50):  # the server ends a closed connection's backend a moment later
+                if await _pids(conn) == 1:
+                    break
+                await asyncio.sleep(0.1)
+            assert await _pids(conn) == 1, "the two idle past their lifetime were closed; min_size stays"
+        assert len(pool._all) == 1
+        await pool.close()
