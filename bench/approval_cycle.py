@@ -7,8 +7,10 @@ server ``$WARDEN_TEST_PG`` names, default the local one; created and dropped;
 "skipped" with the reason when no server answers).
 Usage: python bench/approval_cycle.py [cycles] [--postgres]   (--postgres: the PostgreSQL rows only)
 
-PostgreSQL: a decision is two round trips (``warden_claim``), a whole cycle seven
-statements (grants, save, read + claim, started mark, checkpoint, finish).
+PostgreSQL: a whole cycle is six statements, one round trip each (grants, save,
+claim, started mark, checkpoint, finish). The claim is one call of ``warden_claim``
+because the store decides on the rows it inserted itself (a run saved by another
+process, or moved since, is read first: two round trips, as before).
 """
 
 from __future__ import annotations
