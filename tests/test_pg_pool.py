@@ -76,7 +76,11 @@ async def test_a_connection_the_server_closed_frees_its_slot():
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                 "WHERE datname = current_database() AND application_name = 'warden'"
             )
-            await asyncio.sleep(0.2)  # the store's connection sees its end
+            pool = await store._connection_pool()
+            for _ in range(100):  # the store's connection sees its end when the server's message arrives
+                if all(c.is_closed() for c in pool._idle):
+                    break
+                await asyncio.sleep(0.05)
             assert await store.get_run("nope") is None, "a new connection replaced the closed one"
         finally:
             await admin.close()
@@ -91,7 +95,10 @@ async def test_close_waits_for_connections_in_use_and_later_callers_are_refused(
         pool.put(idle)
         waiter_pool = Pool(lambda: asyncpg.connect(dsn), 1)
         closing = asyncio.ensure_future(pool.close())
-        await asyncio.sleep(0.05)
+        for _ in range(100):
+            if idle.is_closed():
+                break
+            await asyncio.sleep(0.05)
         assert idle.is_closed() and not busy.is_closed() and not closing.done()
         with pytest.raises(PoolClosed):
             await pool.get()
