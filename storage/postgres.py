@@ -321,6 +321,13 @@ _SAVE_NEW = (
     + ", ".join(f"${i + 9}::{t}[]" for i, t in enumerate(_CALL_TYPES))
     + ") WHERE EXISTS (SELECT 1 FROM run) ON CONFLICT (run_id, tool_call_id) DO NOTHING"
 )
+#: the same with one call, its values as scalars (the usual case: no arrays to encode and unnest)
+_SAVE_NEW_ONE = (
+    _SAVE_NEW.split(" SELECT * FROM unnest(")[0]
+    + " SELECT "
+    + ", ".join(f"${i + 9}::{t}" for i, t in enumerate(_CALL_TYPES))
+    + " WHERE EXISTS (SELECT 1 FROM run) ON CONFLICT (run_id, tool_call_id) DO NOTHING"
+)
 _CALL_MARKS = ", ".join(f"${i}" for i in range(1, 19))
 _AUDIT_INSERT = (
     f"INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES ({', '.join(f'${i + 1}' for i in range(len(fields(AuditRow))))})"
@@ -586,12 +593,16 @@ class PostgresStore:
 
         if owner is None:
             # A new run and its calls in one statement (one round trip, atomic without a transaction).
-            columns = list(zip(*params, strict=True)) if params else [()] * len(_CALL_TYPES)
+            if len(params) == 1:
+                sql, values = _SAVE_NEW_ONE, list(params[0])
+            else:
+                columns = list(zip(*params, strict=True)) if params else [()] * len(_CALL_TYPES)
+                sql, values = _SAVE_NEW, [list(col) for col in columns]
 
             async def insert(db: asyncpg.Connection) -> None:
                 try:
                     await db.execute(
-                        _SAVE_NEW,
+                        sql,
                         run.run_id,
                         run.agent_id,
                         run.thread_id,
@@ -600,7 +611,7 @@ class PostgresStore:
                         float(run.created_at or now),
                         float(run.suspended_at or now),
                         now,
-                        *[list(col) for col in columns],
+                        *values,
                     )
                 except asyncpg.UniqueViolationError:
                     raise StorageError(f"{self.name}: run {run.run_id!r} already stored") from None
