@@ -7,8 +7,10 @@ server ``$WARDEN_TEST_PG`` names, default the local one; created and dropped;
 "skipped" with the reason when no server answers).
 Usage: python bench/approval_cycle.py [cycles] [--postgres]   (--postgres: the PostgreSQL rows only)
 
-PostgreSQL: a decision is two round trips (``warden_claim``), a whole cycle seven
-statements (grants, save, read + claim, started mark, checkpoint, finish).
+PostgreSQL: a whole cycle is six statements, one round trip each (grants, save,
+claim, started mark, checkpoint, finish). The claim is one call of ``warden_claim``
+because the store decides on the rows it inserted itself (a run saved by another
+process, or moved since, is read first: two round trips, as before).
 """
 
 from __future__ import annotations
@@ -112,9 +114,10 @@ async def measure(store, cycles: int, agent: Agent | None = None, cpu: dict | No
 async def _backends(store) -> list[int]:
     """The PostgreSQL server processes serving this store's pool (the database runs on this machine)."""
     pool = await store._connection_pool()
-    rows = await pool.fetch(
-        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'warden'"
-    )
+    async with pool.acquire() as conn:
+        rows = await conn.fetch(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'warden'"
+        )
     return [r[0] for r in rows]
 
 

@@ -39,6 +39,7 @@ from storage.errors import (
 )
 from storage.events import StoreEvent
 from storage.listing import KINDS, ListKind, Sort, SuspendedFilter, count_sql, listed_kind
+from storage.pg_pool import Pool
 from storage.records import (
     AuditRow,
     CallKind,
@@ -298,6 +299,10 @@ _MIGRATIONS: dict[int, str] = {
 
 #: a claim reads again when its run moved between its read and its write (another decider won).
 _CLAIM_ATTEMPTS = 50
+#: how many runs this store inserted it remembers as written (``PostgresStore._inserted``), and
+#: how many characters of snapshot and arguments at most: the oldest are forgotten first.
+_REMEMBERED = 1024
+_REMEMBERED_CHARS = 8_000_000
 _N_RUN_COLS = len(_RUN_COLS.split(","))
 #: the run and its call(s) (one, or all when no call is named) in one statement.
 _CLAIM_READ = (
@@ -316,6 +321,13 @@ _SAVE_NEW = (
     + ", ".join(f"${i + 9}::{t}[]" for i, t in enumerate(_CALL_TYPES))
     + ") WHERE EXISTS (SELECT 1 FROM run) ON CONFLICT (run_id, tool_call_id) DO NOTHING"
 )
+#: the same with one call, its values as scalars (the usual case: no arrays to encode and unnest)
+_SAVE_NEW_ONE = (
+    _SAVE_NEW.split(" SELECT * FROM unnest(")[0]
+    + " SELECT "
+    + ", ".join(f"${i + 9}::{t}" for i, t in enumerate(_CALL_TYPES))
+    + " WHERE EXISTS (SELECT 1 FROM run) ON CONFLICT (run_id, tool_call_id) DO NOTHING"
+)
 _CALL_MARKS = ", ".join(f"${i}" for i in range(1, 19))
 _AUDIT_INSERT = (
     f"INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES ({', '.join(f'${i + 1}' for i in range(len(fields(AuditRow))))})"
@@ -331,17 +343,13 @@ async def _append_audit(db: asyncpg.Connection, rows: list[AuditRow]) -> list[Au
     return sealed
 
 
-async def _keep_session(conn: asyncpg.Connection) -> None:
-    """Pool connections go back as they are (an open transaction is still rolled back by asyncpg).
+async def _scrub(conn: asyncpg.Connection) -> None:
+    """After a failed call, a full session reset (a message cut short, say); a call that succeeded leaves none to do.
 
     The store sets no session state (no SET, LISTEN or session advisory lock: the
-    subscription has a connection of its own), so asyncpg's default reset query
-    would only cost one more round trip per store call.
+    subscription has a connection of its own), so a reset after every call would
+    only cost one more round trip.
     """
-
-
-async def _scrub(conn: asyncpg.Connection) -> None:
-    """After a failed call, the full session reset ``_keep_session`` skips (a message cut short, say)."""
     try:
         await asyncio.wait_for(conn.reset(), 2)
     except BaseException:
@@ -390,18 +398,24 @@ class PostgresStore:
         self.synchronous_commit = synchronous_commit or (None if in_url else "off")
         self.name = f"PostgresStore({redact(dsn)!r})"
         self.min_size, self.max_size, self.connect_timeout = min_size, max_size, connect_timeout
-        self._pool: asyncpg.Pool | None = None
+        self._pool: Pool | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._opening: asyncio.Future[asyncpg.Pool] | None = None
+        self._opening: asyncio.Future[Pool] | None = None
         self._closed = False
         #: whether the database's collation orders text by code point (``find_ids`` may use the index)
         self._code_point_order: bool | None = None
+        #: run id -> the rows of a run this store inserted, as written (the run's, then one per call,
+        #: in ``_CLAIM_READ``'s layout): a claim of it decides on these and skips its read; the
+        #: compare-and-set in ``warden_claim`` still checks them, and a claim that finds them
+        #: stale reads and decides again, as after losing a race.
+        self._inserted: dict[str, tuple[int, list[tuple[Any, ...]]]] = {}
+        self._inserted_chars = 0
 
     def __repr__(self) -> str:
         return self.name
 
     # -- connection -----------------------------------------------------------------
-    async def _connection_pool(self) -> asyncpg.Pool:
+    async def _connection_pool(self) -> Pool:
         if self._closed:
             raise StoreClosed(f"{self.name} is closed")
         loop = asyncio.get_running_loop()
@@ -425,28 +439,33 @@ class PostgresStore:
         self._pool = pool
         return pool
 
-    async def _open(self) -> asyncpg.Pool:
+    async def _open(self) -> Pool:
+        pool = Pool(self._connect, self.max_size, min_size=self.min_size)
         try:
-            pool = await asyncpg.create_pool(
-                self.dsn,
-                min_size=self.min_size,
-                max_size=self.max_size,
-                timeout=self.connect_timeout,
-                command_timeout=None,
-                server_settings=self._server_settings(),
-                reset=_keep_session,
-            )
+            first = await pool.get()
         except BaseException as exc:
             raise self._typed(exc, opening=True) from None
         try:
-            async with pool.acquire() as conn:
-                await self._migrate(conn)
+            await self._migrate(first)
+            pool.put(first)
+            if self.min_size > 1:
+                more = await asyncio.gather(*(pool.get() for _ in range(min(self.min_size, self.max_size) - 1)))
+                for conn in more:
+                    pool.put(conn)
         except BaseException as exc:
             pool.terminate()
             if isinstance(exc, StorageError):
                 raise
             raise self._typed(exc, opening=True) from None
         return pool
+
+    def _connect(self) -> Awaitable[asyncpg.Connection]:
+        return asyncpg.connect(
+            self.dsn,
+            timeout=self.connect_timeout,
+            command_timeout=None,
+            server_settings=self._server_settings(),
+        )
 
     def _server_settings(self) -> dict[str, str]:
         settings = {"application_name": "warden"}
@@ -515,15 +534,17 @@ class PostgresStore:
     ) -> T:
         pool = await self._connection_pool()
         try:
-            async with pool.acquire() as conn:
-                try:
-                    if not tx:
-                        return await fn(conn)
-                    async with conn.transaction(isolation=isolation, readonly=isolation is not None):
-                        return await fn(conn)
-                except BaseException:
-                    await _scrub(conn)
-                    raise
+            conn = await pool.get()
+            try:
+                if not tx:
+                    return await fn(conn)
+                async with conn.transaction(isolation=isolation, readonly=isolation is not None):
+                    return await fn(conn)
+            except BaseException:
+                await _scrub(conn)
+                raise
+            finally:
+                pool.put(conn)
         except (StorageError, asyncio.CancelledError):
             raise
         except Exception as exc:
@@ -545,6 +566,8 @@ class PostgresStore:
 
     async def aclose(self) -> None:
         self._closed = True
+        self._inserted.clear()
+        self._inserted_chars = 0
         opening, self._opening = self._opening, None
         pool, self._pool = self._pool, None
         if pool is None and opening is not None:
@@ -570,12 +593,16 @@ class PostgresStore:
 
         if owner is None:
             # A new run and its calls in one statement (one round trip, atomic without a transaction).
-            columns = list(zip(*params, strict=True)) if params else [()] * len(_CALL_TYPES)
+            if len(params) == 1:
+                sql, values = _SAVE_NEW_ONE, list(params[0])
+            else:
+                columns = list(zip(*params, strict=True)) if params else [()] * len(_CALL_TYPES)
+                sql, values = _SAVE_NEW, [list(col) for col in columns]
 
             async def insert(db: asyncpg.Connection) -> None:
                 try:
                     await db.execute(
-                        _SAVE_NEW,
+                        sql,
                         run.run_id,
                         run.agent_id,
                         run.thread_id,
@@ -584,12 +611,13 @@ class PostgresStore:
                         float(run.created_at or now),
                         float(run.suspended_at or now),
                         now,
-                        *[list(col) for col in columns],
+                        *values,
                     )
                 except asyncpg.UniqueViolationError:
                     raise StorageError(f"{self.name}: run {run.run_id!r} already stored") from None
 
             await self._call(insert, tx=False)
+            self._remember(run, now, params)
             return
 
         async def body(db: asyncpg.Connection) -> None:
@@ -620,6 +648,45 @@ class PostgresStore:
 
         await self._call(body)
 
+    def _remember(self, run: RunRow, now: float, params: list[tuple[Any, ...]]) -> None:
+        """Keep the rows of a run just inserted (``_SAVE_NEW``) as the database has them."""
+        head = (
+            run.run_id,
+            run.agent_id,
+            run.thread_id,
+            run.resource_id,
+            "suspended",
+            run.snapshot,
+            1,
+            float(run.created_at or now),
+            float(run.suspended_at or now),
+            None,
+            None,
+            None,
+        )
+        calls: dict[str, tuple[Any, ...]] = {}
+        for p in params:
+            calls.setdefault(p[1], p)  # ON CONFLICT DO NOTHING keeps the first of a repeated id
+        if not calls:
+            return
+        size = len(run.snapshot) + sum(len(c[6]) + len(c[8] or "") + len(c[7] or "") for c in calls.values())
+        if size > _REMEMBERED_CHARS // 4:
+            return  # a claim of a run this large reads it (one round trip is little next to the snapshot)
+        while self._inserted and (
+            len(self._inserted) >= _REMEMBERED or self._inserted_chars + size > _REMEMBERED_CHARS
+        ):
+            self._forget(next(iter(self._inserted)))
+        self._inserted[run.run_id] = (size, [head + c for c in calls.values()])
+        self._inserted_chars += size
+
+    def _forget(self, run_id: str) -> list[tuple[Any, ...]] | None:
+        """The rows remembered for ``run_id`` (None if none), no longer remembered."""
+        entry = self._inserted.pop(run_id, None)
+        if entry is None:
+            return None
+        self._inserted_chars -= entry[0]
+        return entry[1]
+
     async def claim(
         self,
         run_id: str,
@@ -634,6 +701,19 @@ class PostgresStore:
         # statement, decide here, then ``warden_claim`` compares-and-sets the run and the call as
         # read, appends the chained audit entries and takes the lease in one statement. When the
         # run or the call moved in between (another decider won), read and decide again.
+        # A run this store inserted is decided first on the rows it wrote (one round trip); when
+        # those are stale, the compare-and-set fails (or they do not lead to a decision) and the
+        # claim reads as usual.
+        written = self._forget(run_id)
+        if written is not None:
+            result = await self._call(
+                lambda db: self._claim_once(
+                    db, run_id, tool_call_id, kinds, decide, owner, lease_seconds, written=written
+                ),
+                tx=False,
+            )
+            if result is not None:
+                return result
         for _ in range(_CLAIM_ATTEMPTS):
             result = await self._call(
                 lambda db: self._claim_once(db, run_id, tool_call_id, kinds, decide, owner, lease_seconds), tx=False
@@ -651,7 +731,16 @@ class PostgresStore:
         decide: DecideFn,
         owner: str,
         lease_seconds: float,
+        *,
+        written: list[tuple[Any, ...]] | None = None,
     ) -> ClaimResult | None:
+        """One read, decide, compare-and-set; None when the run moved in between.
+
+        ``written``: the rows as this store inserted them, used instead of the read; anything but a
+        decision on them (no such call, not pending, ``decide`` refusing) is None as well, so the
+        caller reads the rows as they are now and answers from those.
+        """
+
         async def audited() -> bool:
             if tool_call_id is None:
                 return False
@@ -661,26 +750,37 @@ class PostgresStore:
             return found is not None
 
         now = time.time()
-        rows = await db.fetch(_CLAIM_READ, run_id, tool_call_id)
+        if written is not None:
+            rows: Any = [r for r in written if tool_call_id is None or r[_N_RUN_COLS + 1] == tool_call_id]
+        else:
+            rows = await db.fetch(_CLAIM_READ, run_id, tool_call_id)
         if not rows:
-            return ClaimResult("no_run", audited=await audited())
+            return None if written is not None else ClaimResult("no_run", audited=await audited())
         run = _run(rows[0][:_N_RUN_COLS])
         by_id = {r[_N_RUN_COLS + 1]: _call(r[_N_RUN_COLS:]) for r in rows if r[_N_RUN_COLS] is not None}
         if tool_call_id is not None:
             if tool_call_id not in by_id:
-                return ClaimResult("no_call", audited=await audited())
+                return None if written is not None else ClaimResult("no_call", audited=await audited())
             stored = by_id[tool_call_id]
             current = actionable(stored, run, now)
             if current is None:
-                return ClaimResult("not_pending", call=stored, audited=True)
+                return None if written is not None else ClaimResult("not_pending", call=stored, audited=True)
         else:
             open_calls = [c for c in (actionable(c, run, now) for c in by_id.values()) if c is not None]
             candidates = [c for c in open_calls if c.kind in kinds]
             if not candidates:
+                if written is not None:
+                    return None
                 return ClaimResult("no_call_of_kind" if open_calls else "no_call", other_kinds=bool(open_calls))
             current = max(candidates, key=lambda c: (c.created_at, c.seq))
             stored = by_id[current.tool_call_id]
-        decision = decide(current, run)
+        if written is None:
+            decision = decide(current, run)
+        else:
+            try:
+                decision = decide(current, run)
+            except Exception:
+                return None  # perhaps refused for what is no longer so: decided again on the rows as they are
         takes_lease = not lease_live(run, now)
         entries: list[tuple[str, str | None, str | None, dict[str, Any] | None]] = []
         if stored.status != "pending" and current.kind != "interrupted":

@@ -892,3 +892,95 @@ async def test_postgres_a_claim_overtaken_between_its_read_and_its_write_reads_a
             assert (await store.get_run("run-000001")).lease_owner == "p"
         finally:
             await store.aclose()
+
+
+async def test_postgres_a_claim_on_rows_this_store_inserted_still_compares_and_sets():
+    """A claim of a run this store inserted decides on the rows it wrote (no read); when another
+    process moved the run since, the compare-and-set fails and the claim answers from the rows as they are."""
+    async with fresh_database() as dsn:
+        store, rival = PostgresStore(dsn), PostgresStore(dsn)
+        try:
+            # decided elsewhere: "already decided", one audit entry
+            await store.save_suspended(run_row(1), [call_row(1)])
+            seen: list[str] = []
+
+            def decide(call, run) -> Decision:
+                seen.append(call.status)
+                return Decision("declined", actor="late")
+
+            assert (
+                await rival.claim("run-000001", "c", kinds=("approval",), decide=approve, owner="p", lease_seconds=60)
+            ).outcome == "ok"
+            got = await store.claim("run-000001", "c", kinds=("approval",), decide=decide, owner="o", lease_seconds=60)
+            assert got.outcome == "not_pending" and got.call.status == "approved" and got.audited
+            assert seen == ["pending"], "decided once on the rows written, which the compare-and-set refused"
+            assert [(e.decision, e.actor) for e in await store.audit_log()] == [("approved", "op")]
+
+            # suspended again elsewhere with a new call: the claim decides the call that waits now
+            await store.save_suspended(run_row(2), [call_row(2, "c")])
+            taken = await rival.claim(
+                "run-000002", "c", kinds=("approval",), decide=approve, owner="p", lease_seconds=60
+            )
+            assert taken.outcome == "ok"
+            await rival.save_suspended(taken.run, [call_row(2, "d", at=5000.0)], owner="p", applied=["c"])
+            got = await store.claim(
+                "run-000002", None, kinds=("approval",), decide=approve, owner="o", lease_seconds=60
+            )
+            assert got.outcome == "ok" and got.call.tool_call_id == "d" and got.run.version == 2
+
+            # a refusal on stale rows is not the answer: the run ended elsewhere
+            await store.save_suspended(run_row(3), [call_row(3)])
+            taken = await rival.claim(
+                "run-000003", "c", kinds=("approval",), decide=approve, owner="p", lease_seconds=60
+            )
+            await rival.finish_run("run-000003", "p")
+
+            def refuse(call, run) -> Decision:
+                raise WardenError("refused on what it read", code="X")
+
+            got = await store.claim("run-000003", "c", kinds=("approval",), decide=refuse, owner="o", lease_seconds=60)
+            assert got.outcome == "no_run" and got.audited
+            log = await store.audit_log()
+            assert [(e.run_id, e.tool_call_id) for e in log] == [
+                ("run-000001", "c"),
+                ("run-000002", "c"),
+                ("run-000002", "d"),
+                ("run-000003", "c"),
+            ]
+            assert verify_chain(log).ok
+        finally:
+            await store.aclose()
+            await rival.aclose()
+
+
+async def test_postgres_the_rows_a_store_remembers_are_bounded(monkeypatch):
+    from storage import postgres
+
+    def sized(i: int, chars: int) -> RunRow:
+        row = run_row(i)
+        row.snapshot = json.dumps({"x": "y" * chars})
+        return row
+
+    monkeypatch.setattr(postgres, "_REMEMBERED", 2)
+    async with fresh_database() as dsn:
+        store = PostgresStore(dsn)
+        try:
+            for i in range(1, 4):
+                await store.save_suspended(run_row(i), [call_row(i)])
+            assert list(store._inserted) == ["run-000002", "run-000003"], "the oldest is forgotten first"
+            monkeypatch.setattr(postgres, "_REMEMBERED", 100)
+            monkeypatch.setattr(postgres, "_REMEMBERED_CHARS", 4000)
+            for i in range(4, 9):
+                await store.save_suspended(sized(i, 900), [call_row(i)])
+            assert list(store._inserted) == ["run-000005", "run-000006", "run-000007", "run-000008"]
+            assert store._inserted_chars <= 4000
+            await store.save_suspended(sized(9, 1500), [call_row(9)])
+            assert "run-000009" not in store._inserted, "too large to remember: its claim reads it"
+            for i in range(1, 10):  # remembered or not, each is decided once
+                got = await store.claim(
+                    f"run-{i:06d}", "c", kinds=("approval",), decide=approve, owner="o", lease_seconds=60
+                )
+                assert got.outcome == "ok"
+            assert store._inserted == {} and store._inserted_chars == 0
+        finally:
+            await store.aclose()
