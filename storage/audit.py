@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from storage.canonical import canonical
 from storage.records import AuditRow
 
 #: the fields the hash covers, in the order stores select them.
@@ -39,12 +40,17 @@ HASHED = (
 
 
 def entry_hash(row: AuditRow) -> str:
+    """``"sha256:" + hex(sha256(JCS(every field but hash)))``."""
     import hashlib  # here, not at the top: reading the store (``warden runs list``) never hashes
 
-    import rfc8785
+    pre, mid, post = hash_template(row)
+    doc = pre + canonical(row.prev_hash) + mid + canonical(row.seq) + post
+    return "sha256:" + hashlib.sha256(doc).hexdigest()
 
-    doc = {name: getattr(row, name) for name in HASHED}
-    return "sha256:" + hashlib.sha256(rfc8785.dumps(doc)).hexdigest()
+
+#: ``"name":`` of each hashed field, in RFC 8785's key order (UTF-16 code units: ASCII order here)
+_KEYS = [(name, canonical(name) + b":") for name in sorted(HASHED)]
+assert [k for k, _ in _KEYS].index("prev_hash") < [k for k, _ in _KEYS].index("seq")
 
 
 def hash_template(row: AuditRow) -> tuple[bytes, bytes, bytes]:
@@ -55,18 +61,15 @@ def hash_template(row: AuditRow) -> tuple[bytes, bytes, bytes]:
     ``warden_claim``) splices the chain's head in and hashes there, while the
     canonical JSON of everything else is still written here, by the one serializer.
     """
-    import rfc8785  # lazily, like entry_hash
-
     cuts: list[bytes] = []
     buf = b"{"
-    for i, name in enumerate(sorted(HASHED)):  # RFC 8785 orders keys by UTF-16 code units: ASCII order here
-        buf += (b"," if i else b"") + rfc8785.dumps(name) + b":"
+    for i, (name, key) in enumerate(_KEYS):
+        buf += (b"," + key) if i else key
         if name in ("prev_hash", "seq"):
             cuts.append(buf)
             buf = b""
         else:
-            buf += rfc8785.dumps(getattr(row, name))
-    assert sorted(HASHED).index("prev_hash") < sorted(HASHED).index("seq")
+            buf += canonical(getattr(row, name))
     return cuts[0], cuts[1], buf + b"}"
 
 

@@ -79,3 +79,32 @@ def test_format_and_sensitivity():
     assert fp.startswith("sha256:") and len(fp) == 71
     assert fp != fingerprint("delete_record", {"id": "abc-124"})
     assert fp != fingerprint("delete_records", {"id": "abc-123"})
+
+
+def test_audit_entry_hashes_are_rfc8785_exactly_on_random_entries():
+    """The audit chain's hash (and the template PostgreSQL splices) is the RFC 8785 document,
+    whichever path serializes each field: a chain written before the fast path still verifies."""
+    from storage.audit import HASHED, entry_hash, hash_template
+    from storage.records import AuditRow
+
+    rng = random.Random(2026)
+    texts = ["", "ana@example.com", "é\n", "\u202e😀", '\x00\x1f"\\', "\ue000\u2028"]
+    for _ in range(2000):
+        row = AuditRow(
+            run_id=rng.choice(texts) + "r",
+            tool_call_id=rng.choice(texts),
+            agent_id="ops",
+            tool_name=rng.choice(texts) + "t",
+            decision=rng.choice(["approved", "declined", "expired"]),
+            fingerprint="sha256:" + "ab" * 32,
+            reason=rng.choice([None, *texts]),
+            decided_at=rng.choice([1764547200.123456, 1e21, 0.5, 1764547200.0, 3.0e-7]),
+            actor=rng.choice([None, *texts]),
+            detail=rng.choice([None, {"grant_id": "g-1"}, {"edited_args": random_json(rng)}]),
+            seq=rng.choice([1, 2**31, 2**53 - 1]),
+            prev_hash=rng.choice([None, "sha256:" + "cd" * 32]),
+        )
+        doc = {name: getattr(row, name) for name in HASHED}
+        assert entry_hash(row) == "sha256:" + hashlib.sha256(rfc8785.dumps(doc)).hexdigest(), row
+        pre, mid, post = hash_template(row)
+        assert pre + rfc8785.dumps(row.prev_hash) + mid + rfc8785.dumps(row.seq) + post == rfc8785.dumps(doc)
