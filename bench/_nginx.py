@@ -1,4 +1,4 @@
-"""nginx on loopback in front of server instances, for the load benchmark (as the multi-instance test runs it).
+"""nginx on loopback in front of server instances: the load benchmark's and the multi-instance test's.
 
 Round robin over the upstreams, HTTP/1.1 keep-alive to them, no buffering (SSE).
 ``.ci/run`` installs nginx (Debian's ``nginx-light``) when it is missing.
@@ -43,6 +43,10 @@ http {{
 """
 
 
+class NginxUnavailable(RuntimeError):
+    """nginx is not installed, or did not start (the message says which, with its error output)."""
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -53,7 +57,7 @@ def start(upstreams: list[str], workdir: Path) -> tuple[subprocess.Popen[str], s
     """Start nginx in front of ``upstreams`` (``http://host:port`` each); the process and the proxy's URL."""
     exe = shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx", "/sbin/nginx") if Path(p).exists()), None)
     if exe is None:
-        raise SystemExit("nginx is not installed: run .ci/run (it installs it) or `apt-get install nginx-light`")
+        raise NginxUnavailable("nginx is not installed: run .ci/run (it installs it) or `apt-get install nginx-light`")
     port = free_port()
     ups = " ".join(f"server {u.removeprefix('http://')};" for u in upstreams)
     conf = workdir / "nginx.conf"
@@ -75,5 +79,5 @@ def start(upstreams: list[str], workdir: Path) -> tuple[subprocess.Popen[str], s
             pass
         if proc.poll() is not None or time.monotonic() > deadline:
             proc.kill()
-            raise SystemExit(f"nginx did not start: {proc.stderr.read() if proc.stderr else ''}")
+            raise NginxUnavailable(f"nginx did not start: {proc.stderr.read() if proc.stderr else ''}")
         time.sleep(0.05)

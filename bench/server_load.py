@@ -228,7 +228,10 @@ def run_once(a: argparse.Namespace, instances: int, token: str) -> dict[str, flo
             urls = [u for _, u in started]
             other: dict[str, list[int]] = {}
             if postgres:
-                proxy, url = _nginx.start(urls, Path(tmp))
+                try:
+                    proxy, url = _nginx.start(urls, Path(tmp))
+                except _nginx.NginxUnavailable as error:
+                    raise SystemExit(str(error)) from None
                 urls = [url]
                 other["nginx"] = [proxy.pid, *_children(proxy.pid)]
             backends = postgres_backends(str(db)) if postgres else None

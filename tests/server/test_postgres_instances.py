@@ -108,77 +108,18 @@ async def test_events_on_sqlite_are_polled_behind_the_same_route(servers):
 
 # -- behind a reverse proxy --------------------------------------------------------------------------
 
-NGINX_CONF = """
-{user}
-worker_processes 1;
-pid {dir}/nginx.pid;
-error_log {dir}/nginx-error.log warn;
-events {{ worker_connections 256; }}
-http {{
-    access_log off;
-    client_body_temp_path {dir}/body;
-    proxy_temp_path {dir}/proxy;
-    fastcgi_temp_path {dir}/fastcgi;
-    uwsgi_temp_path {dir}/uwsgi;
-    scgi_temp_path {dir}/scgi;
-    upstream warden {{ {upstreams} }}
-    server {{
-        listen 127.0.0.1:{port};
-        location / {{
-            proxy_pass http://warden;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_buffering off;
-            proxy_read_timeout 3600s;
-        }}
-    }}
-}}
-"""
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
 
 @pytest.fixture
 def nginx(tmp_path: Path, pg_servers: ServerFactory) -> Iterator[tuple[str, list]]:
-    """nginx on loopback in front of two instances (round robin); .ci/run installs nginx."""
-    import os
-    import shutil
-    import subprocess
-    import time
+    """nginx on loopback in front of two instances (round robin), as ``bench/server_load.py`` runs it;
+    .ci/run installs nginx."""
+    from bench._nginx import NginxUnavailable, start
 
-    exe = shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx", "/sbin/nginx") if Path(p).exists()), None)
-    if exe is None:
-        pytest.fail("nginx is not installed: run .ci/run (it installs it) or `apt-get install nginx-light`")
     a, b = pg_servers.start("a"), pg_servers.start("b")
-    port = free_port()
-    ups = " ".join(f"server {s.url.removeprefix('http://')};" for s in (a, b))
-    conf = tmp_path / "nginx.conf"
-    user = "user root;" if os.geteuid() == 0 else ""
-    conf.write_text(NGINX_CONF.format(user=user, dir=tmp_path, upstreams=ups, port=port))
-    proc = subprocess.Popen(
-        [exe, "-c", str(conf), "-p", str(tmp_path), "-g", "daemon off;"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail(f"nginx did not start: {proc.stderr.read() if proc.stderr else ''}")
-        time.sleep(0.05)
+    try:
+        proc, url = start([a.url, b.url], tmp_path)
+    except NginxUnavailable as error:
+        pytest.fail(str(error))
     try:
         yield url, [a, b]
     finally:
