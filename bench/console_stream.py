@@ -7,7 +7,7 @@ Printed in one run, each a median of ``--repeat`` fresh processes (headless term
 * a hello-world Textual app with the same widgets as the console (header, input, log,
   footer) and Warden (``warden --db F``, demo runtime), run in turns: process start -> the
   first frame painted with the prompt focused (``HARNESS``); their ratio (target <= 1.15);
-  for reference, a plain Textual app with the run screen's widgets in a ``Screen`` of its
+  for reference, a plain Textual app with the widgets of Warden's first frame in a ``Screen`` of its
   own (``SAME_WIDGETS``), and when a pilot polling every millisecond first sees the focus;
 * ``python -c pass`` and ``warden runs list``; their ratio (target <= 2.5);
 * ``warden --db F`` with 10,000 pending runs in SQLite: process start -> the picker listing
@@ -85,20 +85,21 @@ class Hello(App):
 Hello().run()
 """
 
-#: For reference: a plain Textual app with the widgets of Warden's run screen (agent select,
-#: prompt, banner, log, side panel with an option list, status line, footer), composed in a
-#: ``Screen`` of its own as Warden's is. The pilot's first look at ``focused`` comes after such a
+#: For reference: a plain Textual app with the widgets of Warden's first frame (the agent
+#: selector's placeholder — the ``Select`` comes with the runtime's agents —, prompt, banner, log,
+#: side panel with an option list, status line, footer), composed in a ``Screen`` of its own as
+#: Warden's is. The pilot's first look at ``focused`` comes after such a
 #: screen's first layout, where the hello-world app's widgets (composed by the app itself) are
 #: focused before it: this is what Textual costs for that screen, before any Warden code.
 SAME_WIDGETS = """
 from textual.app import App
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Log, OptionList, Select, Static
+from textual.widgets import Footer, Input, Log, OptionList, Static
 
 CSS = '''
 #top-bar { height: auto; }
-#agent-picker { width: 34; }
+#agent-loading { width: 34; height: 3; border: tall $border-blurred; background: $surface; padding: 0 2; }
 #prompt { width: 1fr; }
 #main { height: 1fr; }
 #log { width: 1fr; border: round $primary-darken-2; }
@@ -111,7 +112,7 @@ class Main(Screen):
 
     def compose(self):
         with Horizontal(id="top-bar"):
-            yield Select([("ops", "ops")], value="ops", allow_blank=False, id="agent-picker")
+            yield Static("loading agents…", id="agent-loading")
             yield Input(placeholder="prompt", id="prompt")
         yield Static("", id="waiting-banner", classes="hidden")
         with Horizontal(id="main"):
@@ -341,7 +342,7 @@ def main() -> None:
             f"first frame   process start -> the first frame painted with the prompt focused:\n"
             f"              hello-world Textual (header, input, log, footer) {hello['FRAME']:.3f} s  ·  "
             f"warden {warden['FRAME']:.3f} s  ·  ratio {warden['FRAME'] / hello['FRAME']:.2f} (target <= 1.15)\n"
-            f"              plain Textual with the run screen's widgets in a Screen {same['FRAME']:.3f} s  ·  "
+            f"              plain Textual with the first frame's widgets in a Screen {same['FRAME']:.3f} s  ·  "
             f"ratio {same['FRAME'] / hello['FRAME']:.2f} (for reference)\n"
             f"              best of {ns.repeat} (load only adds): hello-world {best(runs['hello']):.3f} s  ·  "
             f"warden {best(runs['warden']):.3f} s  ·  ratio {best(runs['warden']) / best(runs['hello']):.2f}\n"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import getpass
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
@@ -21,7 +20,7 @@ from textual.worker import Worker
 
 from storage.errors import WardenError  # not ``agent_core``'s: the first frame needs no runtime module
 from tui import keymap
-from tui.backend import GONE, ConsoleBackend, DeferredBackend, PendingCall, PendingPage, PendingQuery, RunStream
+from tui.deferred_backend import DeferredBackend
 from tui.messages import (
     CallResolved,
     CallsGone,
@@ -46,6 +45,7 @@ from tui.typing_guard import BURST_GAP, OPEN_GUARD, QUIET, TypingGuard
 from tui.untrusted import escape_unsafe, safe_text, to_json
 
 if TYPE_CHECKING:  # dialogs and the picker: imported when first opened (``tui.screens.lazy``)
+    from tui.backend import ConsoleBackend, PendingCall, PendingPage, RunStream  # with the runtime
     from tui.context import RunContext
     from tui.reconcile import Removal
     from tui.screens.approval import ApprovalDecision
@@ -204,7 +204,7 @@ class WardenApp(App[None]):
         finally:
             self.call_after_refresh(backend.release)
         await backend.ready()
-        self.run_screen.set_agents(backend.list_agents(), backend.store_label)
+        await self.run_screen.set_agents(backend.list_agents(), backend.store_label)
         self._start_recovery()
         if not early:
             await self._open_pending_at_start()
@@ -215,6 +215,8 @@ class WardenApp(App[None]):
         page, self._first_page = self._first_page, None
         opened = page is not None and page.total > 0 and self.open_picker  # by ``on_mount``
         if page is None:
+            from tui.backend import PendingQuery  # the backend's types load with it, after the first frame
+
             page = await self.backend.list_pending(
                 page=0, per_page=self.per_page, query=PendingQuery(), with_counts=True
             )
@@ -319,6 +321,8 @@ class WardenApp(App[None]):
         actor = getattr(self.backend, "actor", None)
         if actor:
             return str(actor)
+        import getpass  # a fallback, rarely reached: not loaded before the first frame
+
         try:
             return getpass.getuser()
         except Exception:  # no user name in this environment
@@ -576,6 +580,7 @@ class WardenApp(App[None]):
                     stream = await self.backend.decline(call.run_id, call.tool_call_id, reason)
             except WardenError as error:
                 from agent_core.errors import ApprovalExpired
+                from tui.backend import GONE
 
                 if error.code == ApprovalExpired.code:  # its deadline passed: expired, never declined
                     self.post_message(CallResolved(call.run_id, call.tool_call_id))

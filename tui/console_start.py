@@ -28,7 +28,7 @@ def open_console(settings: Settings, *, actor: str | None = None) -> None:
 
     gc.disable()  # until the first frame is painted: see ``_settle_heap``
     from storage.errors import WardenError  # the runtime modules load after the first frame
-    from tui.backend import DeferredBackend
+    from tui.deferred_backend import DeferredBackend
 
     try:
         backend = console_backend(settings, actor=actor)
@@ -58,28 +58,33 @@ def _settle_heap() -> None:
 def _first_page(settings: Settings) -> PendingPage | None:
     """A SQLite file with pending runs: their first page, read now, so that the console opens on
     the picker (the queue is what the operator came for) without drawing the run screen first."""
-    from tui.backend import PendingQuery
     from tui.store_peek import SqlitePeek, sqlite_path
 
     path = sqlite_path(db_location(settings))
     peek = SqlitePeek(path) if path else None
     if peek is None or not peek.any_pending():
         return None
+    from tui.backend import PendingQuery
+
     return peek.list_pending(page=0, per_page=PER_PAGE, query=PendingQuery(), with_counts=True)
 
 
 def console_backend(settings: Settings, *, actor: str | None = None) -> ConsoleBackend:
     """``--app``: the user's runtime, loaded now; else the demo agents, loaded after the first
     frame, with the pending runs of a SQLite file listed before (``tui.store_peek``)."""
-    from tui.backend import DeferredBackend, LocalBackend
+    from tui.deferred_backend import DeferredBackend
     from tui.store_peek import SqlitePeek, sqlite_path
 
     if settings.app:
+        from tui.backend import LocalBackend
+
         runtime, label = load_runtime(settings)
         return LocalBackend(_with_actor(runtime, actor), store_label=label)
     build = demo_runtime_builder(settings)
 
     def load() -> ConsoleBackend:
+        from tui.backend import LocalBackend  # with the runtime: its value types are not needed before
+
         runtime, label = build()
         return LocalBackend(_with_actor(runtime, actor), store_label=label)
 

@@ -11,9 +11,8 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from tui.backend import PendingCall
-
 if TYPE_CHECKING:
+    from tui.backend import PendingCall
     from tui.reconcile import Removal
 
 

@@ -13,11 +13,11 @@ import os
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from tui.backend import PendingCall, PendingPage, PendingQuery, PendingRun, listing_filters
-
+# the backend's value types load with the first page read, after the first frame
 if TYPE_CHECKING:
     from storage.records import PendingCallRow, SuspendedRunRow
     from storage.sqlite import SqliteStore
+    from tui.backend import PendingCall, PendingPage, PendingQuery, PendingRun
 
 
 def sqlite_path(db: str) -> str | None:
@@ -76,6 +76,7 @@ class SqlitePeek:
         """One page as ``LocalBackend.list_pending`` gives it (no file yet: nothing pending); None
         when the file cannot answer without the runtime (a schema to migrate)."""
         from storage.listing import SuspendedFilter
+        from tui.backend import PendingPage, listing_filters
 
         p = listing_filters(query, agent_id, thread_id)
         f = SuspendedFilter(
@@ -98,6 +99,8 @@ class SqlitePeek:
 
 
 def _run(row: SuspendedRunRow) -> PendingRun:
+    from tui.backend import PendingRun
+
     r = row.run
     calls = tuple(_call(c) for c in row.calls)
     return PendingRun(
@@ -106,6 +109,8 @@ def _run(row: SuspendedRunRow) -> PendingRun:
 
 
 def _call(c: PendingCallRow) -> PendingCall:
+    from tui.backend import PendingCall
+
     # as ``agent_core.views.PendingToolCall.from_row``: an interrupted call is decided like an approval
     return PendingCall(
         run_id=c.run_id,

@@ -19,9 +19,8 @@ This module never imports textual: the headless CLI uses it too.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:  # rich is imported lazily: the headless CLI only needs the escaping
     import regex
@@ -120,8 +119,7 @@ def json_text(value: Any, *, style: str = "") -> Text:
     return text
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     """A hidden character found in a structured value: where (JSON-path-ish) and which escapes."""
 
     path: str

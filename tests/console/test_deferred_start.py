@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import threading
 
+from textual.widgets import Select
+
 from tests.console.conftest import demo_runtime, log_text, showing, suspend_runs, type_prompt, wait_for
 from tui.app import WardenApp
-from tui.backend import DeferredBackend, LocalBackend
+from tui.backend import LocalBackend
+from tui.deferred_backend import DeferredBackend
 from tui.screens.approval import ApprovalModal
 from tui.screens.error import ErrorModal
 from tui.screens.picker import PendingPicker
@@ -37,10 +40,16 @@ async def test_the_runtime_loads_after_the_first_frame_then_agents_and_pending_r
         await wait_for(pilot, lambda: app.focused is not None and app.focused.id == "prompt", "prompt focused")
         screen = app.run_screen
         assert backend.loaded is None and screen.agents == [] and screen.agent_id is None
+        # no selector to choose from yet: its place is kept, and it says why
+        assert not screen.query("#agent-picker") and "loading agents" in str(
+            screen.query_one("#agent-loading").render()
+        )
         gate.set()
         await wait_for(pilot, lambda: isinstance(app.screen, PendingPicker) and app.screen.calls, "picker")
         assert loaded_in and loaded_in[0] != threading.main_thread().name  # off the event loop
         assert [a.id for a in screen.agents] == ["ops", "supervisor"] and screen.agent_id == "ops"
+        assert not screen.query("#agent-loading") and screen.query_one("#agent-picker", Select).value == "ops"
+        assert screen.status.model  # the selected agent's model, as with a runtime loaded before the first frame
         assert str(db_path) in screen.status.store
         assert "delete record abc-123" in log_text(app)  # the welcome and its examples, once loaded
         await pilot.press("escape")

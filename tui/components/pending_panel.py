@@ -10,15 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from tui.backend import PendingCall
 from tui.deadlines import time_left_text
 from tui.messages import OpenCall
 from tui.untrusted import safe_text
+
+if TYPE_CHECKING:
+    from tui.backend import PendingCall  # loaded with the runtime, after the first frame
 
 
 def call_label(call: PendingCall, now: datetime | None = None) -> Text:
