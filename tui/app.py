@@ -8,12 +8,12 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 from rich.text import Text
 from textual import events
 from textual.app import App, SystemCommand
-from textual.screen import Screen
+from textual.screen import Screen, ScreenResultCallbackType, ScreenResultType
 from textual.widget import AwaitMount
 from textual.widgets import Input, Select, Switch
 from textual.worker import Worker
@@ -73,8 +73,12 @@ def _binding_keys(binding: Any) -> list[str]:
     return str(key).split(",")
 
 
+#: Every screen but the run screen (``WardenApp.load_screens_css``).
+SCREENS_CSS = Path(__file__).with_name("screens.tcss")
+
+
 class WardenApp(App[None]):
-    CSS_PATH = Path(__file__).with_name("app.tcss")
+    CSS_PATH = Path(__file__).with_name("app.tcss")  # the run screen's: what the first frame needs
     BINDINGS = keymap.APP
     TITLE = "Warden"
     SUB_TITLE = "approval console"
@@ -139,8 +143,55 @@ class WardenApp(App[None]):
         self._dialog_open: PendingCall | None = None
         self.streams_done = 0
         self.decisions = 0
+        self._screens_css = False
 
     # -- screens -------------------------------------------------------------------------------
+    def load_screens_css(self) -> None:
+        """Add the other screens' stylesheet (``screens.tcss``) to the app's: once the first frame
+        is up, or before the first of those screens is pushed if that comes first. Parsing it
+        (≈ 3 ms) is not part of the first frame, and the run screen's nodes are matched against
+        fewer rules. Its rules stay app rules, in the order they had in one file."""
+        if self._screens_css:
+            return
+        self._screens_css = True
+        self.stylesheet.read(SCREENS_CSS)
+        self.stylesheet.parse()  # only the new file: the others' rules are cached
+        if self.css_monitor is not None:  # ``textual run --dev``: edits reload it too
+            self.css_monitor.add_paths([SCREENS_CSS])
+
+    @overload
+    def push_screen(
+        self,
+        screen: Screen[ScreenResultType] | str,
+        callback: ScreenResultCallbackType[ScreenResultType] | None = None,
+        wait_for_dismiss: Literal[False] = False,
+        *,
+        mode: str | None = None,
+    ) -> AwaitMount: ...
+
+    @overload
+    def push_screen(
+        self,
+        screen: Screen[ScreenResultType] | str,
+        callback: ScreenResultCallbackType[ScreenResultType] | None = None,
+        wait_for_dismiss: Literal[True] = True,
+        *,
+        mode: str | None = None,
+    ) -> asyncio.Future[ScreenResultType]: ...
+
+    def push_screen(
+        self,
+        screen: Screen[ScreenResultType] | str,
+        callback: ScreenResultCallbackType[ScreenResultType] | None = None,
+        wait_for_dismiss: bool = False,
+        *,
+        mode: str | None = None,
+    ) -> AwaitMount | asyncio.Future[ScreenResultType]:
+        self.load_screens_css()  # before the screen's nodes are styled
+        if wait_for_dismiss:
+            return super().push_screen(screen, callback, True, mode=mode)
+        return super().push_screen(screen, callback, False, mode=mode)
+
     def get_default_screen(self) -> Screen:
         return RunScreen(
             self.backend.list_agents(),
@@ -164,6 +215,7 @@ class WardenApp(App[None]):
     def on_mount(self) -> None:
         if self._on_first_frame is not None:
             self.call_after_refresh(self._on_first_frame)
+        self.call_after_refresh(self.load_screens_css)
         self.set_interval(0.1, self.open_waiting_dialog, name="waiting-dialogs")
         if self.status_refresh > 0:
             self.set_interval(self.status_refresh, self.refresh_pending_count, name="pending-count")

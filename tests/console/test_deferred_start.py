@@ -176,3 +176,27 @@ def test_the_console_pauses_the_collector_only_until_its_first_frame(db_path, mo
         gc.enable()
         gc.unfreeze()
     assert seen == {"off before the app runs": True, "first frame painted": True}
+
+
+async def test_the_other_screens_stylesheet_is_read_after_the_first_frame_or_before_their_first_push(db_path):
+    """``screens.tcss`` is not parsed for the first frame; a dialog or the picker never opens unstyled."""
+    from tui.app import SCREENS_CSS
+
+    def loaded(app: WardenApp) -> bool:
+        return app.stylesheet.has_source(str(SCREENS_CSS), "")
+
+    at_first_frame: list[bool] = []
+    app = WardenApp(LocalBackend(demo_runtime(db_path)), on_first_frame=lambda: at_first_frame.append(loaded(app)))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: loaded(app), "screens.tcss read once the first frame is up")
+        assert at_first_frame == [False]
+
+    # a picker opened before the first frame (pending runs at start) is styled by it
+    await suspend_runs(db_path, [("ops", "delete record abc-123")])
+    backend = LocalBackend(demo_runtime(db_path))
+    page = await backend.list_pending(page=0, per_page=50, with_counts=True)
+    app = WardenApp(backend, first_page=page, **options())
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, PendingPicker), "picker")
+        assert loaded(app)
+        assert app.screen.query_one("#picker-preview").styles.height.value == 9  # a screens.tcss rule
