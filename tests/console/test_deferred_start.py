@@ -137,6 +137,7 @@ async def test_the_status_bar_names_the_file_from_the_first_frame(db_path):
         assert app.run_screen.status.store == str(db_path)
         await wait_for(pilot, lambda: backend.loaded is not None, "runtime loaded")
         assert backend.store_label == str(db_path) and app.run_screen.status.store == str(db_path)
+        await wait_for(pilot, lambda: app.run_screen.agent_id == "ops", "the agent selector, mounted with the agents")
 
 
 def test_the_bare_console_reads_its_own_options_and_leaves_the_rest_to_the_full_cli():

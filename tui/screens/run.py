@@ -172,6 +172,8 @@ class RunScreen(WardenScreen[None]):
             select.set_options(self._agent_options())
             if self.agents:
                 select.value = self.agents[0].id
+        elif not (self.is_attached and self.app.is_running):
+            return  # the console is quitting: nothing to mount
         elif self.agents:
             # The selector is composed with its agents: a ``Select`` costs ≈ 7 ms of the first
             # frame (its overlay and option list), and a loading one offers nothing to choose.
