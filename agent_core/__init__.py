@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         GrantNotFound,
         InvalidRequest,
         ModelError,
+        PolicyInvalid,
         ProviderConfigError,
         ResumeDataInvalid,
         SnapshotNotFound,
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from agent_core.hooks import ToolHookCall
     from agent_core.mcp import mcp_tools
     from agent_core.memory import Memory
+    from agent_core.policy import Policy, PolicyDecision, PolicyRule
     from agent_core.runtime import Runtime
     from agent_core.stream import AgentStream, GenerateResult
     from agent_core.tools import Tool, ToolContext, ToolWriter, create_tool, tool
@@ -64,6 +66,7 @@ _EXPORTS: dict[str, str] = {
     "GrantNotFound": "agent_core.errors",
     "InvalidRequest": "agent_core.errors",
     "ModelError": "agent_core.errors",
+    "PolicyInvalid": "agent_core.errors",
     "ProviderConfigError": "agent_core.errors",
     "ResumeDataInvalid": "agent_core.errors",
     "SnapshotNotFound": "agent_core.errors",
@@ -77,6 +80,9 @@ _EXPORTS: dict[str, str] = {
     "ToolHookCall": "agent_core.hooks",
     "mcp_tools": "agent_core.mcp",
     "Memory": "agent_core.memory",
+    "Policy": "agent_core.policy",
+    "PolicyDecision": "agent_core.policy",
+    "PolicyRule": "agent_core.policy",
     "Runtime": "agent_core.runtime",
     "AgentStream": "agent_core.stream",
     "GenerateResult": "agent_core.stream",
@@ -123,6 +129,10 @@ __all__ = [
     "Memory",
     "ModelError",
     "PendingToolCall",
+    "Policy",
+    "PolicyDecision",
+    "PolicyInvalid",
+    "PolicyRule",
     "ProviderConfigError",
     "ResumeDataInvalid",
     "Runtime",

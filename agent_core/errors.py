@@ -27,6 +27,7 @@ __all__ = [
     "InvalidToolDefinition",
     "LeaseLost",
     "ModelError",
+    "PolicyInvalid",
     "ProviderConfigError",
     "ResumeDataInvalid",
     "SchemaTooNew",
@@ -176,3 +177,9 @@ class GrantNotFound(WardenError):
     """No grant with that id (revoked, expired and swept, or never created)."""
 
     code = "AGENT_GRANT_NOT_FOUND"
+
+
+class PolicyInvalid(WardenError):
+    """A policy file or rule that cannot be used: bad TOML, an unknown decision, a rule that does not compile."""
+
+    code = "AGENT_POLICY_INVALID"
