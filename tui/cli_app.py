@@ -30,6 +30,7 @@ from tui.cli_common import (
     load_runtime,
 )
 from tui.cli_mcp import mcp_proxy_command
+from tui.cli_policy import policy_app
 from tui.cli_runs import grants_app, runs_app
 from tui.cli_serve import serve_command, tokens_app
 
@@ -47,6 +48,7 @@ app.add_typer(runs_app, name="runs")
 app.add_typer(audit_app, name="audit")
 app.add_typer(tokens_app, name="tokens")
 app.add_typer(grants_app, name="grants")
+app.add_typer(policy_app, name="policy")
 app.command("serve")(serve_command)
 app.command("mcp-proxy", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(mcp_proxy_command)
 

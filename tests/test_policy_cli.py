@@ -1,0 +1,77 @@
+"""``warden policy check`` / ``explain``: the real command line, in subprocesses like a user runs them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.test_policy import PAYMENTS
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def warden(*args: str) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-c", "from tui.cli import main; main()", *args]
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def test_check_good_file(tmp_path: Path) -> None:
+    path = tmp_path / "payments.toml"
+    path.write_text(PAYMENTS, encoding="utf-8")
+    done = warden("policy", "check", str(path))
+    assert done.returncode == 0, done.stderr
+    assert "ok, 3 rules, 4 self-tests pass; version sha256:" in done.stdout
+
+
+def test_check_failing_self_tests_one_line_each(tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(
+        PAYMENTS.replace("amount = 10 }", "amount = 2000 }").replace(
+            'tool = "delete_user" }', 'tool = "delete_user", context = { env = "prod" } }'
+        ),
+        encoding="utf-8",
+    )
+    done = warden("policy", "check", str(path))
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 2, lines
+    assert "rule 'big-refunds' not_match[0]: should not match but does" in lines[0]
+    assert "rule 'prod-deletes' not_match[0]: should not match but does" in lines[1]
+
+
+def test_check_invalid_file_names_the_rule(tmp_path: Path) -> None:
+    path = tmp_path / "invalid.toml"
+    path.write_text('[[rules]]\nid = "oops"\ndecision = "maybe"\n', encoding="utf-8")
+    done = warden("policy", "check", str(path))
+    assert done.returncode == 1
+    assert "rule 'oops': unknown decision 'maybe'" in done.stderr
+    missing = warden("policy", "check", str(tmp_path / "nope.toml"))
+    assert missing.returncode == 1 and "cannot read policy file" in missing.stderr
+
+
+def test_explain(tmp_path: Path) -> None:
+    path = tmp_path / "payments.toml"
+    path.write_text(PAYMENTS, encoding="utf-8")
+    done = warden("policy", "explain", str(path), "--tool", "issue_refund", "--args", '{"amount": 5000}')
+    assert done.returncode == 0, done.stderr
+    first = done.stdout.splitlines()[0]
+    assert first == "ask: rule big-refunds: refunds over 1000 need two people (2 approvers)"
+    assert "matched any-refund -> ask" in done.stdout
+    js = warden(
+        "policy",
+        "explain",
+        str(path),
+        "--tool",
+        "delete_user",
+        "--args",
+        "{}",
+        "--context",
+        '{"env": "prod"}',
+        "--json",
+    )
+    out = json.loads(js.stdout)
+    assert (out["decision"], out["policy_rule"], out["reason"]) == ("deny", "prod-deletes", "never delete in prod")
+    bad = warden("policy", "explain", str(path), "--tool", "x", "--args", "[1")
+    assert bad.returncode == 2 and "--args is not valid JSON" in bad.stderr
