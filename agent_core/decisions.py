@@ -45,6 +45,7 @@ from agent_core.json_input import input_model
 from agent_core.limits import args_problem
 from agent_core.models import Message
 from agent_core.persist import Runs
+from agent_core.policy_gate import policy_detail
 from agent_core.snapshot import find_call
 from agent_core.stream import AgentStream
 from agent_core.views import SuspendedRunList
@@ -251,8 +252,19 @@ class Decisions:
             captured["state"] = state
             return decision
 
+        def check_with_policy(call: PendingCallRow, run: RunRow) -> Decision:
+            decision = check(call, run)  # the audit entry names the policy version and rule of the call
+            found = find_call(captured["state"], call.tool_call_id)
+            decision.detail = policy_detail(decision.detail, found[1] if found else None)
+            return decision
+
         claim = await self.store.claim(
-            run_id, tool_call_id, kinds=_KINDS[kind], decide=check, owner=owner, lease_seconds=self.lease_seconds
+            run_id,
+            tool_call_id,
+            kinds=_KINDS[kind],
+            decide=check_with_policy,
+            owner=owner,
+            lease_seconds=self.lease_seconds,
         )
         if claim.outcome != "ok" and tool_call_id is not None and (claim.audited or claim.outcome == "no_run"):
             # an expired call stays expired after the run moved on: that wins over "already decided"

@@ -24,6 +24,8 @@ from agent_core.errors import LeaseLost, WardenError
 from agent_core.fingerprint import fingerprint
 from agent_core.limits import scrub
 from agent_core.notify import PendingCallback, PendingNotice, notify
+from agent_core.policy import Policy
+from agent_core.policy_gate import policy_detail
 from agent_core.snapshot import pending_leaves, used_ids
 from agent_core.structured import parse_output
 from storage.base import Store
@@ -41,6 +43,8 @@ class Runs:
         self.output_models: dict[str, type[BaseModel]] = {}
         #: ``Runtime(on_pending=...)``: told (in the background) when a call starts waiting.
         self.pending_listeners: list[PendingCallback] = []
+        #: ``Runtime(shadow_policy=...)``: evaluated beside the enforced policies, audited where it differs.
+        self.shadow_policy: Policy | None = None
 
     async def advance(
         self,
@@ -59,7 +63,12 @@ class Runs:
         run_id = state.run_id
         began = time.time()
         rt = RunContext(
-            request_policy=self.policies.get(run_id), ids=used_ids(state), top=state, grant_for=self.grant_for
+            request_policy=self.policies.get(run_id),
+            ids=used_ids(state),
+            top=state,
+            grant_for=self.grant_for,
+            audit=self.audit_policy,
+            shadow_policy=self.shadow_policy,
         )
         if owner is not None:
             self._guard(rt, state, owner, applied)
@@ -190,6 +199,9 @@ class Runs:
                     resume_schema=row.resume_schema,
                     agent_path=row.agent_path,
                     expires_at=None if row.expires_at is None else datetime.fromtimestamp(row.expires_at, UTC),
+                    policy_rule=leaf.call.policy_rule,
+                    policy_reason=leaf.call.policy_reason,
+                    approvers_required=leaf.call.approvers_required,
                 )
             else:
                 chunk = make_chunk(
@@ -231,11 +243,29 @@ class Runs:
                     reason=f"grant {g.id}",
                     decided_at=now,
                     actor=g.created_by,
-                    detail={"grant_id": g.id},
+                    detail=policy_detail({"grant_id": g.id}, call),
                 )
             )
             return g.id
         return None
+
+    async def audit_policy(
+        self, state: RunState, call: CallState, decision: str, reason: str | None, detail: dict[str, Any] | None
+    ) -> None:
+        """An audit entry for what a policy did on its own (``blocked``, ``policy-error``, ``policy-shadow``)."""
+        await self.store.append_audit(
+            AuditRow(
+                run_id=state.run_id,
+                tool_call_id=call.id,
+                agent_id=state.agent_id,
+                tool_name=call.name,
+                decision=decision,
+                fingerprint=fingerprint(call.name, call.args),
+                reason=reason,
+                decided_at=time.time(),
+                detail={"policy_version": call.policy_version, "policy_rule": call.policy_rule, **(detail or {})},
+            )
+        )
 
     async def save_memory(self, agent: HostedAgent, state: RunState) -> None:
         if agent.memory is None or not state.thread_id:

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.test_policy import PAYMENTS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,3 +77,31 @@ def test_explain(tmp_path: Path) -> None:
     assert (out["decision"], out["policy_rule"], out["reason"]) == ("deny", "prod-deletes", "never delete in prod")
     bad = warden("policy", "explain", str(path), "--tool", "x", "--args", "[1")
     assert bad.returncode == 2 and "--args is not valid JSON" in bad.stderr
+
+
+def test_policy_option_refuses_a_failing_file_before_anything_starts(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(PAYMENTS.replace("amount = 10 }", "amount = 2000 }"), encoding="utf-8")
+    done = warden("--policy", str(bad), "runs", "list", "--db", str(tmp_path / "w.db"))
+    assert done.returncode == 2
+    assert "self-test failed: rule 'big-refunds' not_match[0]" in done.stderr
+    serve = warden("serve", "--policy", str(tmp_path / "missing.toml"), "--port", "0")
+    assert serve.returncode == 2 and "cannot read policy file" in serve.stderr
+
+
+def test_policy_environment_applies_to_an_app(tmp_path: Path, monkeypatch) -> None:
+    from agent_core.app_loader import AppLoadError, load_runtime
+    from agent_core.policy import Policy
+
+    good = tmp_path / "good.toml"
+    good.write_text(PAYMENTS, encoding="utf-8")
+    monkeypatch.setenv("WARDEN_TEST_DB", str(tmp_path / "w.db"))
+    monkeypatch.setenv("WARDEN_TEST_EXEC", str(tmp_path / "exec.db"))
+    monkeypatch.setenv("WARDEN_POLICY", str(good))
+    monkeypatch.setenv("WARDEN_SHADOW_POLICY", str(good))
+    runtime = load_runtime("tests.apps.policy_app:runtime")
+    assert runtime.policy is not None and runtime.policy.version == Policy.load(good).version
+    assert runtime.shadow_policy is not None
+    monkeypatch.setenv("WARDEN_POLICY", str(tmp_path / "missing.toml"))
+    with pytest.raises(AppLoadError, match="cannot read policy file"):
+        load_runtime("tests.apps.policy_app:runtime")

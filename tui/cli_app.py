@@ -30,7 +30,7 @@ from tui.cli_common import (
     load_runtime,
 )
 from tui.cli_mcp import mcp_proxy_command
-from tui.cli_policy import policy_app
+from tui.cli_policy import PolicyOption, ShadowPolicyOption, policy_app, use_policy_files
 from tui.cli_runs import grants_app, runs_app
 from tui.cli_serve import serve_command, tokens_app
 
@@ -79,6 +79,8 @@ def root(
     server: ServerOption = None,
     token: TokenOption = None,
     actor: ActorOption = None,
+    policy: PolicyOption = None,
+    shadow_policy: ShadowPolicyOption = None,
     version: Annotated[
         bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Print the version and exit")
     ] = False,
@@ -88,6 +90,7 @@ def root(
     --db, --app, --server and --token given here apply to the subcommands too."""
     if server and (db or app_spec):
         fail(f"{'--db' if db else '--app'} and --server: give one (a local store, or a Warden server)", 2)
+    use_policy_files(policy, shadow_policy)
     ctx.obj = Settings(db=db, app=app_spec, model=model, server=server, token=token)
     if ctx.invoked_subcommand is None:
         if server:

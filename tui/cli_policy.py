@@ -8,6 +8,7 @@ import: both work on a server without a terminal.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -122,3 +123,36 @@ def explain_command(
         note = f"  error: {m['error']}" if "error" in m else ""
         typer.echo(f"  matched {m['rule']} -> {m['decision']}{note}")
     typer.echo(f"  version {policy.version}")
+
+
+PolicyOption = Annotated[
+    str | None,
+    typer.Option(
+        "--policy", help="Enforce this policy file (TOML) on new runs [env: WARDEN_POLICY]", show_default=False
+    ),
+]
+ShadowPolicyOption = Annotated[
+    str | None,
+    typer.Option(
+        "--shadow-policy",
+        help="Audit where this candidate policy would decide differently; never enforced [env: WARDEN_SHADOW_POLICY]",
+        show_default=False,
+    ),
+]
+
+
+def use_policy_files(policy: str | None, shadow_policy: str | None) -> None:
+    """Check ``--policy`` / ``--shadow-policy`` (or their variables) now, before any UI or server starts,
+    and pass them on through the environment to wherever the runtime is loaded."""
+    from agent_core.errors import WardenError
+    from agent_core.policy_env import POLICY_ENV, SHADOW_POLICY_ENV, load_checked
+
+    for value, env in ((policy, POLICY_ENV), (shadow_policy, SHADOW_POLICY_ENV)):
+        path = value or os.environ.get(env)
+        if not path:
+            continue
+        try:
+            load_checked(path)
+        except WardenError as exc:
+            fail(exc.message, 2)
+        os.environ[env] = path

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from tui.cli_common import DbOption, TokenOption, WebhookOption, WebhookSecretOption, fail
+from tui.cli_policy import PolicyOption, ShadowPolicyOption, use_policy_files
 
 #: served when no --app is given: the demo agents on --db / $WARDEN_DB
 DEMO_APP = "tui.cli_serve:demo_runtime"
@@ -34,9 +35,13 @@ def serve_command(
     ] = None,
     webhook: WebhookOption = None,
     webhook_secret: WebhookSecretOption = None,
+    policy: PolicyOption = None,
+    shadow_policy: ShadowPolicyOption = None,
 ) -> None:
     """Serve a Runtime over HTTP (Mastra-compatible API; see docs/server.md)."""
     from warden_server.cli import ServeError, serve
+
+    use_policy_files(policy, shadow_policy)
 
     if app_spec and db:
         fail("--db names the store of the demo agents; with --app your Runtime names its own store", 2)
