@@ -56,6 +56,18 @@ class CallContext(_View):
     of: int = 1
     step_calls: list[StepCall] = Field(default_factory=list)
     pending_since: float | None = None
+    #: the policy rule that asked for this approval, its reason, the policy's version, and the approvals needed.
+    policy_rule: str | None = None
+    policy_reason: str | None = None
+    policy_version: str | None = None
+    approvers_required: int = 1
+
+    @property
+    def policy_line(self) -> str | None:
+        """``rule big-refunds: refunds over 1000 need two people`` (None: no rule asked)."""
+        if self.policy_rule is None:
+            return None
+        return f"rule {self.policy_rule}: {self.policy_reason}" if self.policy_reason else f"rule {self.policy_rule}"
 
 
 class TranscriptEntry(_View):
@@ -154,6 +166,10 @@ def call_context(
             StepCall(tool_call_id=c.id, tool_name=c.name, args=c.args, state=_call_state_label(c)) for c in owner.calls
         ],
         pending_since=call.pending_since or None,
+        policy_rule=call.policy_rule,
+        policy_reason=call.policy_reason,
+        policy_version=call.policy_version,
+        approvers_required=call.approvers_required,
     )
 
 

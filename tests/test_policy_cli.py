@@ -105,3 +105,23 @@ def test_policy_environment_applies_to_an_app(tmp_path: Path, monkeypatch) -> No
     monkeypatch.setenv("WARDEN_POLICY", str(tmp_path / "missing.toml"))
     with pytest.raises(AppLoadError, match="cannot read policy file"):
         load_runtime("tests.apps.policy_app:runtime")
+
+
+async def test_runs_show_names_the_rule(tmp_path: Path, monkeypatch) -> None:
+    import os
+
+    from agent_core.policy import Policy
+    from tests.apps.policy_app import DELETES_ASK, build_runtime
+
+    db, exec_path = str(tmp_path / "w.db"), str(tmp_path / "exec.db")
+    policy_file = tmp_path / "deletes.toml"
+    policy_file.write_text(DELETES_ASK, encoding="utf-8")
+    async with build_runtime(db, exec_path, Policy.load(policy_file)) as runtime:
+        stream = await runtime.get_agent("ops").stream("tidy up")
+        await stream.chunks()
+        assert stream.status == "suspended"
+    env = {**os.environ, "WARDEN_TEST_DB": db, "WARDEN_TEST_EXEC": exec_path, "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, "-m", "tui.cli", "runs", "show", stream.run_id, "--app", "tests.apps.policy_app:runtime"]
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "  policy      rule deletes: deletes need a person" in done.stdout.splitlines()

@@ -218,6 +218,9 @@ def runs_show(
                         if c.tool_call_id != call.tool_call_id
                     )
                     typer.echo(f"  step        call {ctx.position} of {ctx.of}; also {others}")
+            if ctx is not None and ctx.policy_line:
+                needed = f" ({ctx.approvers_required} approvals needed)" if ctx.approvers_required > 1 else ""
+                typer.echo(f"  policy      {_clean(ctx.policy_line)}{needed}")
             typer.echo(f"  fingerprint {call.fingerprint}")
             if call.expires_at is not None:
                 typer.echo(f"  expires at  {call.expires_at.isoformat()}")
