@@ -121,6 +121,11 @@ class Policy:
             self._when[rule.id] = self._compile(rule)
             self._globs[rule.id] = list(rule.tools) if rule.tools is not None else ["*"]
         self.rules: tuple[PolicyRule, ...] = tuple(built)
+        #: every variable some ``when`` references (None: an engine that cannot tell): what gets bound.
+        self._names: frozenset[str] | None = frozenset()
+        for compiled in self._when.values():
+            if compiled is not None:
+                self._names = None if compiled.names is None or self._names is None else self._names | compiled.names
         try:
             form = canonical(self.body())
         except Exception as exc:  # rfc8785 refuses what JSON cannot hold (TOML dates, NaN)
@@ -180,24 +185,31 @@ class Policy:
             raise PolicyInvalid(f"rule {rule.id!r}: its 'when' does not compile: {exc}") from None
 
     # -- evaluating -------------------------------------------------------------------------
-    def holds(self, rule: PolicyRule, variables: Mapping[str, Any]) -> bool:
-        """Whether ``rule``'s tools and ``when`` hold for these CEL variables (raises ``CelError``)."""
+    def holds(self, rule: PolicyRule, variables: Mapping[str, Any], _bound: list[Any] | None = None) -> bool:
+        """Whether ``rule``'s tools and ``when`` hold for these CEL variables (raises ``CelError``).
+
+        ``_bound``: a one-slot cache of the engine's activation, shared by the rules of one evaluation."""
         tool = variables.get("tool")
         if not isinstance(tool, str) or not any(fnmatchcase(tool, g) for g in self._globs[rule.id]):
             return False
         compiled = self._when[rule.id]
         if compiled is None:
             return True
-        value = compiled(dict(variables))
+        if _bound is None:
+            _bound = []
+        if not _bound:
+            _bound.append(self.engine.prepare(dict(variables), self._names))
+        value = compiled(_bound[0])
         if not isinstance(value, bool):
             raise CelError(f"'when' evaluated to {type(value).__name__} {value!r:.60}, not a bool")
         return value
 
     def _candidates(self, variables: Mapping[str, Any]) -> list[_Candidate]:
         out: list[_Candidate] = []
+        bound: list[Any] = []
         for rule in self.rules:
             try:
-                if not self.holds(rule, variables):
+                if not self.holds(rule, variables, bound):
                     continue
             except CelError as exc:
                 out.append(_Candidate("ask", rule, self.version, rule.approvers, f"rule {rule.id!r}: {exc}"))

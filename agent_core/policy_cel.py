@@ -16,13 +16,20 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 #: the largest rule text accepted (UTF-8 bytes): bounds compile time and keeps the engine's parser safe.
 MAX_RULE_BYTES = 4096
 
-#: a compiled expression: variables in, the expression's value out (raises ``CelError``).
-Compiled = Callable[[dict[str, Any]], Any]
+
+class Compiled(Protocol):
+    """A compiled expression: an activation (``Engine.prepare``) in, its value out (raises ``CelError``)."""
+
+    #: the variables it references (None: unknown, so every variable is bound).
+    names: frozenset[str] | None
+
+    def __call__(self, activation: Any) -> Any: ...
 
 
 class CelError(Exception):
@@ -33,6 +40,20 @@ class Engine(Protocol):
     name: str
 
     def compile(self, text: str) -> Compiled: ...
+
+    def prepare(self, variables: dict[str, Any], names: frozenset[str] | None) -> Any:
+        """The engine's activation of ``variables`` (only ``names``, when known), built once per call:
+        converting Python values is most of an evaluation's cost."""
+        ...
+
+
+@dataclass
+class _Program:
+    run: Callable[[Any], Any]
+    names: frozenset[str] | None
+
+    def __call__(self, activation: Any) -> Any:
+        return self.run(activation)
 
 
 def _guarded(exc: BaseException) -> CelError:
@@ -53,16 +74,26 @@ class RustEngine:
 
         try:
             program = cel.compile(text)
+            names = frozenset(program.variables())
         except BaseException as exc:
             raise _guarded(exc) from None
 
-        def run(variables: dict[str, Any]) -> Any:
+        def run(activation: Any) -> Any:
             try:
-                return program.execute(variables)
+                return program.execute(activation)
             except BaseException as exc:
                 raise _guarded(exc) from None
 
-        return run
+        return _Program(run, names)
+
+    def prepare(self, variables: dict[str, Any], names: frozenset[str] | None) -> Any:
+        import cel
+
+        bound = variables if names is None else {k: variables[k] for k in names if k in variables}
+        try:
+            return cel.Context(bound)
+        except BaseException as exc:
+            raise _guarded(exc) from None
 
 
 class PythonEngine:
@@ -79,16 +110,24 @@ class PythonEngine:
         except BaseException as exc:
             raise _guarded(exc) from None
 
-        def run(variables: dict[str, Any]) -> Any:
+        def run(activation: Any) -> Any:
             try:
-                value = program.evaluate({k: celpy.json_to_cel(v) for k, v in variables.items()})
+                value = program.evaluate(activation)
             except BaseException as exc:
                 raise _guarded(exc) from None
             if isinstance(value, Exception):  # celpy returns some errors as values
                 raise _guarded(value)
             return _plain(value)
 
-        return run
+        return _Program(run, None)
+
+    def prepare(self, variables: dict[str, Any], names: frozenset[str] | None) -> Any:
+        import celpy
+
+        try:
+            return {k: celpy.json_to_cel(v) for k, v in variables.items()}
+        except BaseException as exc:
+            raise _guarded(exc) from None
 
 
 def _plain(value: Any) -> Any:

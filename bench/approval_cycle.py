@@ -26,9 +26,20 @@ from pathlib import Path
 from _common import percentiles
 from pydantic import BaseModel
 
-from agent_core import Agent, Runtime, create_tool
+from agent_core import Agent, Policy, Runtime, create_tool
 from agent_core.models import FunctionModel, ModelResponse, ToolCall
 from storage import InMemoryStore, PostgresStore, SqliteStore
+
+#: the policy row's rules: the gated call matches an ask rule (with a CEL condition) among three.
+BENCH_POLICY = Policy.from_dict(
+    {
+        "rules": [
+            {"id": "deletes", "tools": ["delete*"], "when": 'args.id.startsWith("abc")', "decision": "ask"},
+            {"id": "prod", "tools": ["*"], "when": 'has(context.env) && context.env == "prod"', "decision": "deny"},
+            {"id": "reads", "tools": ["get_*", "list_*"], "decision": "allow"},
+        ]
+    }
+)
 
 PG_ADMIN = os.environ.get("WARDEN_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 
@@ -92,10 +103,12 @@ async def measure_granted(store, cycles: int) -> tuple[float, float]:
     return percentiles(samples)
 
 
-async def measure(store, cycles: int, agent: Agent | None = None, cpu: dict | None = None) -> tuple[float, float]:
+async def measure(
+    store, cycles: int, agent: Agent | None = None, cpu: dict | None = None, policy: Policy | None = None
+) -> tuple[float, float]:
     """p50/p99 of warm cycles; with ``cpu`` (PostgreSQL), also CPU ms per cycle of this process and the database."""
     agent = agent or build_agent()
-    async with Runtime(agents={"bench": agent}, storage=store):
+    async with Runtime(agents={"bench": agent}, storage=store, policy=policy):
         for _ in range(min(200, cycles)):  # warm-up
             await cycle(agent)
         backends = await _backends(store) if cpu is not None else []
@@ -146,6 +159,8 @@ async def main(cycles: int) -> None:
             print(f"  {label:<48} p50 {p50:7.3f} ms   p99 {p99:7.3f} ms")
         p50, p99 = await measure(SqliteStore(Path(tmp) / "sup.db"), cycles, build_supervisor())
         print(f"  {'two-level supervisor, SqliteStore NORMAL':<48} p50 {p50:7.3f} ms   p99 {p99:7.3f} ms")
+        p50, p99 = await measure(SqliteStore(Path(tmp) / "policy.db"), cycles, policy=BENCH_POLICY)
+        print(f"  {'with a policy (3 rules, CEL), SqliteStore NORMAL':<48} p50 {p50:7.3f} ms   p99 {p99:7.3f} ms")
         for label, store in (
             ("approved by a grant, SqliteStore NORMAL", SqliteStore(Path(tmp) / "grant.db")),
             ("approved by a grant, InMemoryStore", InMemoryStore()),
