@@ -15,8 +15,10 @@ if TYPE_CHECKING:
     from agent_core.chunks import Chunk
     from agent_core.engine import ToolCallInfo
     from agent_core.errors import (
+        ActorRequired,
         AgentNotFound,
         AlreadyDecided,
+        AlreadyVoted,
         AmbiguousToolCall,
         ApprovalExpired,
         CorruptSnapshot,
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
         PolicyInvalid,
         ProviderConfigError,
         ResumeDataInvalid,
+        SelfApprovalNotAllowed,
         SnapshotNotFound,
         StructuredOutputInvalid,
         SuspendPayloadInvalid,
@@ -56,7 +59,10 @@ _EXPORTS: dict[str, str] = {
     "Agent": "agent_core.agent",
     "Chunk": "agent_core.chunks",
     "ToolCallInfo": "agent_core.engine",
+    "ActorRequired": "agent_core.errors",
     "AgentNotFound": "agent_core.errors",
+    "AlreadyVoted": "agent_core.errors",
+    "SelfApprovalNotAllowed": "agent_core.errors",
     "AlreadyDecided": "agent_core.errors",
     "AmbiguousToolCall": "agent_core.errors",
     "ApprovalExpired": "agent_core.errors",
@@ -112,10 +118,12 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "ActorRequired",
     "Agent",
     "AgentNotFound",
     "AgentStream",
     "AlreadyDecided",
+    "AlreadyVoted",
     "AmbiguousToolCall",
     "ApprovalExpired",
     "Chunk",
@@ -136,6 +144,7 @@ __all__ = [
     "ProviderConfigError",
     "ResumeDataInvalid",
     "Runtime",
+    "SelfApprovalNotAllowed",
     "SnapshotNotFound",
     "StructuredOutputInvalid",
     "SuspendPayloadInvalid",

@@ -147,6 +147,7 @@ class Agent:
         tool_call_concurrency: int | None = None,
         output_schema: type[BaseModel] | None = None,
         approval_timeout: float | None = None,
+        actor: str | None = None,
     ) -> AgentStream:
         return await self.runtime.start(
             self,
@@ -160,6 +161,7 @@ class Agent:
             tool_call_concurrency=tool_call_concurrency,
             output_schema=output_schema,
             approval_timeout=approval_timeout,
+            actor=actor,
         )
 
     async def generate(self, messages: str | list[Any], **options: Any) -> GenerateResult:

@@ -220,6 +220,8 @@ class RunState(BaseModel):
     policy: PolicyMode = "none"
     #: the policies the run started under, version -> body (``agent_core.policy_gate``): any process evaluates them.
     policies: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    #: who started the run (``actor=`` on stream/generate, else the runtime's): never counts toward a quorum.
+    requested_by: str | None = None
     request_context: dict[str, Any] = Field(default_factory=dict)
     calls: list[CallState] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)

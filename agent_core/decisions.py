@@ -46,6 +46,7 @@ from agent_core.limits import args_problem
 from agent_core.models import Message
 from agent_core.persist import Runs
 from agent_core.policy_gate import policy_detail
+from agent_core.quorum import vote
 from agent_core.snapshot import find_call
 from agent_core.stream import AgentStream
 from agent_core.views import SuspendedRunList
@@ -189,6 +190,17 @@ class Decisions:
         owner = (HANDOVER if getattr(agent, "remote", False) else "") + uuid.uuid4().hex
         captured: dict[str, Any] = {"apply": kind}
         actor = actor if actor is not None else self.actor
+        if kind == "approve":  # a call under a quorum rule: this approval is a vote (agent_core.quorum)
+            short = await vote(
+                self.store,
+                run_id=run_id,
+                tool_call_id=tool_call_id,
+                fingerprint=fingerprint,
+                actor=actor,
+                validate_args=lambda row: None if args is None else self._validate_args(agent, row, args, run_id),
+            )
+            if short is not None:
+                return short
 
         def check(call: PendingCallRow, run: RunRow) -> Decision:
             if run.agent_id != agent.id:

@@ -132,6 +132,7 @@ class Runtime:
         tool_call_concurrency: int | None = None,
         output_schema: type[BaseModel] | None = None,
         approval_timeout: float | None = None,
+        actor: str | None = None,
     ) -> AgentStream:
         new_messages = _as_messages(messages)
         opts = agent.default_options
@@ -176,6 +177,7 @@ class Runtime:
             max_steps=max_steps or opts.get("max_steps", 10),
             policy=mode,
             policies=policies,
+            requested_by=actor if actor is not None else self.actor,
             request_context=context,
             created_at=time.time(),
             tool_call_concurrency=concurrency,

@@ -274,7 +274,14 @@ async def _print_stream(stream: Any, *, as_json: bool = False) -> None:
             typer.echo(f"tool error {_clean(p.tool_name)}: {_clean(p.error)}")
         elif chunk.type in ("tool-call-approval", "tool-call-suspended"):
             kind = "approval" if chunk.type == "tool-call-approval" else "input"
-            typer.echo(f"pending {kind}: {_clean(p.tool_name)} run {chunk.run_id} tool call {_clean(p.tool_call_id)}")
+            quorum = ""
+            if getattr(p, "approvers_required", 1) > 1:  # a four-eyes rule: the votes so far
+                from agent_core.quorum import quorum_line
+
+                quorum = f", {_clean(quorum_line(p.approvals, p.approvers_required))}"
+            typer.echo(
+                f"pending {kind}: {_clean(p.tool_name)} run {chunk.run_id} tool call {_clean(p.tool_call_id)}{quorum}"
+            )
         elif chunk.type == "error":
             typer.echo(f"error: {_clean(p.error)}")
     if text_open:

@@ -77,9 +77,10 @@ async def main(argv: list[str]) -> dict:
         agent = runtime.get_agent("ops")
         try:
             if argv[0] == "start":
-                stream = await agent.stream("tidy up")
+                stream = await agent.stream("tidy up", actor=argv[1] if len(argv) > 1 else None)
             else:
-                stream = await agent.approve_tool_call(run_id=argv[1], tool_call_id=argv[2])
+                actor = argv[3] if len(argv) > 3 else None
+                stream = await agent.approve_tool_call(run_id=argv[1], tool_call_id=argv[2], actor=actor)
             chunks = await stream.chunks()
         except WardenError as exc:
             return {"ok": False, "code": exc.code, "error": exc.message}
