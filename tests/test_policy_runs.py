@@ -116,11 +116,12 @@ async def test_ask_rule_gates_whatever_the_tool_flag_says(location: str) -> None
             (await runtime.store.get_run(stream.run_id)).snapshot, run_id=stream.run_id, store="t"
         )
         assert stored.policies == {PAYMENTS.version: PAYMENTS.body()}
-        done = await agent.approve_tool_call(run_id=stream.run_id, actor="alice")
+        await (await agent.approve_tool_call(run_id=stream.run_id, actor="alice")).chunks()  # a vote (four eyes)
+        done = await agent.approve_tool_call(run_id=stream.run_id, actor="carol")
         await done.chunks()
         assert ran == [("issue_refund", 5000)]
-        [entry] = await runtime.store.audit_log(stream.run_id)
-        assert entry.decision == "approved" and entry.actor == "alice"
+        entry = (await runtime.store.audit_log(stream.run_id))[-1]
+        assert entry.decision == "approved" and entry.actor == "carol"
         assert entry.detail == {"policy_version": PAYMENTS.version, "policy_rule": "big-refunds"}
 
 
