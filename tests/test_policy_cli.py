@@ -125,3 +125,26 @@ async def test_runs_show_names_the_rule(tmp_path: Path, monkeypatch) -> None:
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "  policy      rule deletes: deletes need a person" in done.stdout.splitlines()
+
+
+async def test_runs_approve_says_how_many_approvals(tmp_path: Path) -> None:
+    import os
+
+    from agent_core.policy import Policy
+    from tests.apps.policy_app import build_runtime
+
+    db, exec_path = str(tmp_path / "w.db"), str(tmp_path / "exec.db")
+    four_eyes = Policy.from_dict(
+        {"rules": [{"id": "deletes", "tools": ["delete_*"], "decision": "ask", "approvers": 2, "reason": "two"}]}
+    )
+    async with build_runtime(db, exec_path, four_eyes) as runtime:
+        stream = await runtime.get_agent("ops").stream("tidy up", actor="bob")
+        await stream.chunks()
+    env = {**os.environ, "WARDEN_TEST_DB": db, "WARDEN_TEST_EXEC": exec_path, "PYTHONPATH": str(ROOT)}
+    app = ["--app", "tests.apps.policy_app:runtime"]
+    cmd = [sys.executable, "-m", "tui.cli", "runs", "approve", stream.run_id, "--tool-call", "d1", *app]
+    done = subprocess.run([*cmd, "--actor", "alice"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert f"pending approval: delete_record run {stream.run_id} tool call d1, 1 of 2 approvals (alice)" in done.stdout
+    again = subprocess.run([*cmd, "--actor", "alice"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert again.returncode != 0 and "AGENT_ALREADY_VOTED" in again.stderr
