@@ -18,7 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from agent_core.models import Message
-from agent_core.snapshot import CallState, RunState
+from agent_core.quorum import approvals_of, quorum_line
+from agent_core.snapshot import CallState, RunState, find_call
 
 #: ``(agent_path, tool_name) -> description``; None when the tool is unknown here.
 DescribeTool = Callable[[list[str], str], str | None]
@@ -61,6 +62,8 @@ class CallContext(_View):
     policy_reason: str | None = None
     policy_version: str | None = None
     approvers_required: int = 1
+    #: the votes so far of a quorum (``{actor, at}``), from the audit log.
+    approvals: list[dict[str, Any]] = Field(default_factory=list)
 
     @property
     def policy_line(self) -> str | None:
@@ -68,6 +71,11 @@ class CallContext(_View):
         if self.policy_rule is None:
             return None
         return f"rule {self.policy_rule}: {self.policy_reason}" if self.policy_reason else f"rule {self.policy_rule}"
+
+    @property
+    def quorum_line(self) -> str | None:
+        """``1 of 2 approvals (alice)`` for a four-eyes call (None: one approver is enough)."""
+        return quorum_line(self.approvals, self.approvers_required) if self.approvers_required > 1 else None
 
 
 class TranscriptEntry(_View):
@@ -314,5 +322,9 @@ async def run_context(runtime: Any, run_id: str) -> RunContextView:
     for call_id in _call_ids(state):
         ctx = call_context(state, call_id, describe_tool=describe)
         if ctx is not None:
+            if ctx.approvers_required > 1:
+                found = find_call(state, call_id)
+                fp = found[1].fingerprint if found else ""
+                ctx.approvals = approvals_of(audit, fp)
             calls[call_id] = ctx
     return RunContextView(run_id, calls, transcript(state), decisions)

@@ -42,7 +42,7 @@ def approvals_of(entries: list[AuditRow], fingerprint: str) -> list[dict[str, An
 
 def quorum_line(approvals: list[dict[str, Any]], required: int) -> str:
     """``1 of 2 approvals (alice)``."""
-    names = ", ".join(str(a["actor"]) for a in approvals)
+    names = ", ".join(str(a.get("actor")) for a in approvals)
     return f"{len(approvals)} of {required} approvals" + (f" ({names})" if names else "")
 
 

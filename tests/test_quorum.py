@@ -24,6 +24,7 @@ from agent_core import (
     create_tool,
     fingerprint,
 )
+from agent_core.decision_context import run_context
 from agent_core.models import FunctionModel, Message, ModelRequestInfo, ModelResponse, ToolCall
 from storage import open_store
 from tests.helpers import ExecLog
@@ -91,6 +92,11 @@ async def test_two_distinct_people_approve(location: str) -> None:
         with pytest.raises(AlreadyVoted):
             await agent.approve_tool_call(run_id=run_id, actor="alice")
         assert (await runtime.list_suspended_runs()).total == 1
+        ctx = (await run_context(runtime, run_id)).calls["c1"]  # what the dialog and `runs show` read
+        assert (ctx.policy_line, ctx.quorum_line) == (
+            "rule big-refunds: refunds over 1000 need two people",
+            "1 of 2 approvals (alice)",
+        )
         done = await agent.approve_tool_call(run_id=run_id, actor="carol")
         await done.chunks()
         assert done.status == "finished" and ran == [5000]

@@ -221,6 +221,8 @@ def runs_show(
             if ctx is not None and ctx.policy_line:
                 needed = f" ({ctx.approvers_required} approvals needed)" if ctx.approvers_required > 1 else ""
                 typer.echo(f"  policy      {_clean(ctx.policy_line)}{needed}")
+                if ctx.quorum_line:
+                    typer.echo(f"  approvals   {_clean(ctx.quorum_line)}")
             typer.echo(f"  fingerprint {call.fingerprint}")
             if call.expires_at is not None:
                 typer.echo(f"  expires at  {call.expires_at.isoformat()}")
