@@ -98,4 +98,5 @@ class HostedAgent(AgentDefinition, Protocol):
         auto_resume_suspended_tools: bool | None = None,
         tool_call_concurrency: int | None = None,
         output_schema: type[BaseModel] | None = None,
+        actor: str | None = None,
     ) -> AgentStream: ...

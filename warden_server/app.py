@@ -126,15 +126,22 @@ def _stream_kwargs(body: StreamBody) -> dict[str, Any]:
 async def stream(request: Request) -> Response:
     _, agent = _agent(request)
     body = await _body(request, StreamBody)
-    s = await agent.stream(body.messages_arg(), **_stream_kwargs(body))
+    s = await agent.stream(body.messages_arg(), **_stream_kwargs(body), **_requested_by(request))
     return _stream_response(request, s)
 
 
 async def generate(request: Request) -> Response:
     _, agent = _agent(request)
     body = await _body(request, StreamBody)
-    result = await agent.generate(body.messages_arg(), **_stream_kwargs(body))
+    result = await agent.generate(body.messages_arg(), **_stream_kwargs(body), **_requested_by(request))
     return JSONResponse(wire.encode_generate_result(result))
+
+
+def _requested_by(request: Request) -> dict[str, Any]:
+    """``actor=`` for a run started over HTTP: the token's name, recorded as the run's ``requested_by``
+    (who never counts toward a four-eyes quorum on it); nothing without auth."""
+    name = _actor(request)
+    return {"actor": name} if name else {}
 
 
 def _actor(request: Request) -> str | None:

@@ -1,0 +1,49 @@
+"""Four eyes over HTTP (a real server process): the token that started the run never counts,
+a vote that leaves the quorum short re-emits the approval with its votes, the second person runs it."""
+
+from __future__ import annotations
+
+from tests.server.helpers import error_of, first, raw, sse_post, types
+from tests.server.test_routes_raw import A, suspend_delete
+from warden_server.tokens import add_token
+
+POLICY = """
+[[rules]]
+id = "deletes"
+tools = ["delete*"]
+decision = "ask"
+approvers = 2
+reason = "deletes need two people"
+"""
+
+
+def test_quorum_over_http(servers, tmp_path, monkeypatch):
+    policy = tmp_path / "policy.toml"
+    policy.write_text(POLICY, encoding="utf-8")
+    monkeypatch.setenv("WARDEN_POLICY", str(policy))  # the server process loads it with its --app
+    tokens = tmp_path / "tokens.json"
+    bob, alice, carol = (add_token(tokens, name, "approver") for name in ("bob", "alice", "carol"))
+    server = servers.start("a", token=None, extra_args=("--tokens-file", str(tokens)))
+    with raw(server.url, token=bob) as b, raw(server.url, token=alice) as a, raw(server.url, token=carol) as c:
+        approval = suspend_delete(b, "r1")
+        assert approval["payload"]["policyRule"] == "deletes"
+        assert (approval["payload"]["approversRequired"], approval["payload"]["approvals"]) == (2, [])
+        run_id = approval["runId"]
+        r = b.post(f"{A}/approve-tool-call", json={"runId": run_id})
+        assert error_of(r)["code"] == "AGENT_SELF_APPROVAL"
+        r, chunks = sse_post(a, f"{A}/approve-tool-call", {"runId": run_id})
+        assert r.status_code == 200, r.text
+        again = first(chunks, "tool-call-approval")
+        assert [v["actor"] for v in again["payload"]["approvals"]] == ["alice"]
+        assert "tool-result" not in types(chunks) and servers.executions("delete-record") == []
+        r = a.post(f"{A}/approve-tool-call", json={"runId": run_id})
+        assert error_of(r)["code"] == "AGENT_ALREADY_VOTED"
+        r, chunks = sse_post(c, f"{A}/approve-tool-call", {"runId": run_id})
+        assert r.status_code == 200 and "tool-result" in types(chunks)
+        assert len(servers.executions("delete-record")) == 1
+        entries = a.get("/api/audit").json()["entries"]
+        assert [(e["actor"], e["decision"]) for e in entries] == [
+            ("alice", "vote"),
+            ("carol", "vote"),
+            ("carol", "approved"),
+        ]
