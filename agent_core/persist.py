@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel
@@ -26,6 +25,7 @@ from agent_core.limits import scrub
 from agent_core.notify import PendingCallback, PendingNotice, notify
 from agent_core.policy import Policy
 from agent_core.policy_gate import policy_detail
+from agent_core.quorum import approval_chunk
 from agent_core.snapshot import pending_leaves, used_ids
 from agent_core.structured import parse_output
 from storage.base import Store
@@ -189,20 +189,7 @@ class Runs:
         announced: list[Chunk] = []
         for leaf, row in zip(leaves, rows, strict=True):
             if leaf.kind == "approval":
-                chunk = make_chunk(
-                    "tool-call-approval",
-                    run_id,
-                    tool_call_id=row.tool_call_id,
-                    tool_name=row.tool_name,
-                    args=row.args,
-                    fingerprint=row.fingerprint,
-                    resume_schema=row.resume_schema,
-                    agent_path=row.agent_path,
-                    expires_at=None if row.expires_at is None else datetime.fromtimestamp(row.expires_at, UTC),
-                    policy_rule=leaf.call.policy_rule,
-                    policy_reason=leaf.call.policy_reason,
-                    approvers_required=leaf.call.approvers_required,
-                )
+                chunk = approval_chunk(run_id, row, leaf.call)
             else:
                 chunk = make_chunk(
                     "tool-call-suspended",

@@ -25,7 +25,7 @@ from agent_core.stream import AgentStream
 from storage.base import Store
 from storage.records import AuditRow, PendingCallRow
 
-__all__ = ["approvals_of", "quorum_line", "vote"]
+__all__ = ["approval_chunk", "approvals_of", "quorum_line", "vote"]
 
 #: validates edited arguments against the pending call: the dumped arguments, or None (not an edit).
 ValidateArgs = Callable[[PendingCallRow], dict[str, Any] | None]
@@ -134,7 +134,14 @@ async def _still_waiting(
     run_id: str, row: PendingCallRow, call: CallState, approvals: list[dict[str, Any]]
 ) -> AsyncIterator[Chunk]:
     """A vote that leaves the quorum short: the call's approval chunk again, with the votes so far."""
-    yield make_chunk(
+    yield approval_chunk(run_id, row, call, approvals)
+
+
+def approval_chunk(
+    run_id: str, row: PendingCallRow, call: CallState, approvals: list[dict[str, Any]] | None = None
+) -> Chunk:
+    """The ``tool-call-approval`` chunk of a stored pending call (its policy rule and votes included)."""
+    return make_chunk(
         "tool-call-approval",
         run_id,
         tool_call_id=row.tool_call_id,
@@ -147,5 +154,5 @@ async def _still_waiting(
         policy_rule=call.policy_rule,
         policy_reason=call.policy_reason,
         approvers_required=call.approvers_required,
-        approvals=approvals,
+        approvals=approvals or [],
     )

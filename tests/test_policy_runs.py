@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -20,11 +17,14 @@ from agent_core import Agent, InvalidRequest, Policy, PolicyRule, Runtime, creat
 from agent_core.call_state import RunState
 from agent_core.models import FunctionModel, Message, ModelRequestInfo, ModelResponse, ToolCall
 from storage import open_store
+from tests import policy_fixtures
 from tests.apps.policy_app import DELETES_ASK, build_runtime
 from tests.helpers import ExecLog
-from tests.pg import fresh_database
+from tests.policy_fixtures import ROOT, app
 
-ROOT = Path(__file__).resolve().parent.parent
+#: the shared fixtures (three stores; the stores processes share)
+location = policy_fixtures.location
+shared_db = policy_fixtures.shared_db
 
 PAYMENTS = Policy.from_dict(
     {
@@ -56,15 +56,6 @@ class RefundIn(BaseModel):
 
 class IdIn(BaseModel):
     id: str
-
-
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-async def location(request, tmp_path) -> AsyncIterator[str]:
-    if request.param == "postgres":
-        async with fresh_database() as dsn:
-            yield dsn
-        return
-    yield "memory:" if request.param == "memory" else str(tmp_path / "w.db")
 
 
 def one_call(name: str, args: dict, record: list | None = None) -> FunctionModel:
@@ -243,22 +234,6 @@ def test_runtime_rejects_a_non_policy() -> None:
 
 
 # -- the durable example across processes -------------------------------------------------------
-def app(env: dict, *args: str) -> dict:
-    cmd = [sys.executable, "-m", "tests.apps.policy_app", *args]
-    done = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-async def shared_db(request, tmp_path) -> AsyncIterator[str]:
-    if request.param == "postgres":
-        async with fresh_database() as dsn:
-            yield dsn
-        return
-    yield str(tmp_path / "w.db")
-
-
 async def test_durable_example_second_process_without_policy(shared_db: str, tmp_path: Path) -> None:
     policy_file = tmp_path / "deletes.toml"
     policy_file.write_text(DELETES_ASK, encoding="utf-8")

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -27,10 +23,14 @@ from agent_core import (
 from agent_core.decision_context import run_context
 from agent_core.models import FunctionModel, Message, ModelRequestInfo, ModelResponse, ToolCall
 from storage import open_store
+from tests import policy_fixtures
 from tests.helpers import ExecLog
-from tests.pg import fresh_database
+from tests.policy_fixtures import ROOT, app
 
-ROOT = Path(__file__).resolve().parent.parent
+#: the shared fixtures (three stores; the stores processes share)
+location = policy_fixtures.location
+shared_db = policy_fixtures.shared_db
+
 FOUR_EYES = Policy(
     rules=[
         PolicyRule(
@@ -47,15 +47,6 @@ FOUR_EYES = Policy(
 
 class RefundIn(BaseModel):
     amount: int
-
-
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-async def location(request, tmp_path) -> AsyncIterator[str]:
-    if request.param == "postgres":
-        async with fresh_database() as dsn:
-            yield dsn
-        return
-    yield "memory:" if request.param == "memory" else str(tmp_path / "w.db")
 
 
 def refund_agent(ran: list) -> Agent:
@@ -153,22 +144,6 @@ async def test_grants_and_one_approver_rules_keep_working(location: str) -> None
         done = await agent.approve_tool_call(run_id=stream.run_id)  # one approver: no actor needed
         await done.chunks()
         assert done.status == "finished" and ran == [5000]
-
-
-def app(env: dict, *args: str) -> dict:
-    cmd = [sys.executable, "-m", "tests.apps.policy_app", *args]
-    done = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-async def shared_db(request, tmp_path) -> AsyncIterator[str]:
-    if request.param == "postgres":
-        async with fresh_database() as dsn:
-            yield dsn
-        return
-    yield str(tmp_path / "w.db")
 
 
 async def test_quorum_across_processes_with_distinct_actors(shared_db: str, tmp_path: Path) -> None:
