@@ -209,6 +209,7 @@ async def _process_calls(agent: AgentDefinition, state: RunState, rt: RunContext
                     timeout = _approval_timeout(agent, state, call)
                     expires_at = None if timeout is None else now + timeout
                     call.gate(fingerprint(call.name, call.args), rt.next_seq(), now, expires_at=expires_at)
+                    await _shadow(agent, state, call, rt)
                     continue
                 call.admit(grant_id=grant_id)
             else:

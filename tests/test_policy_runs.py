@@ -281,3 +281,20 @@ async def test_stored_policy_wins_over_the_deciding_process_policy(tmp_path: Pat
         chunks = await r.chunks()
         assert r.status == "suspended"
         assert [c.payload.tool_call_id for c in chunks if c.type == "tool-call-approval"] == ["d2"]
+
+
+async def test_shadow_policy_on_a_gated_call(location: str) -> None:
+    ran: list = []
+    candidate = Policy(default="allow")
+    agent = ops_agent(one_call("issue_refund", {"amount": 5000}), ran)
+    async with Runtime(
+        agents={"ops": agent}, storage=open_store(location), policy=PAYMENTS, shadow_policy=candidate
+    ) as runtime:
+        stream = await agent.stream("refund")
+        await stream.chunks()
+        assert stream.status == "suspended" and ran == []  # the enforced rule still asks
+        [entry] = await runtime.store.audit_log(stream.run_id)
+        assert entry.decision == "policy-shadow"
+        assert entry.detail is not None
+        assert (entry.detail["decision"], entry.detail["policy_rule"]) == ("ask", "big-refunds")
+        assert (entry.detail["shadow_decision"], entry.detail["shadow_rule"]) == ("allow", None)
