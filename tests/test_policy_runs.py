@@ -298,3 +298,28 @@ async def test_shadow_policy_on_a_gated_call(location: str) -> None:
         assert entry.detail is not None
         assert (entry.detail["decision"], entry.detail["policy_rule"]) == ("ask", "big-refunds")
         assert (entry.detail["shadow_decision"], entry.detail["shadow_rule"]) == ("allow", None)
+
+
+async def test_an_agents_default_policy_is_stored_like_a_requests(location: str) -> None:
+    ran: list = []
+    deletes = Policy(rules=[PolicyRule(id="deletes", tools=["delete_*"], decision="ask")])
+
+    def refund(inp: IdIn, ctx):
+        ran.append(inp.id)
+        return {"deleted": inp.id}
+
+    tool = create_tool(id="delete_user", input_schema=IdIn, execute=refund)
+    agent = Agent(
+        id="ops",
+        model=one_call("delete_user", {"id": "u1"}),
+        tools={"delete_user": tool},
+        default_options={"require_tool_approval": deletes},
+    )
+    async with Runtime(agents={"ops": agent}, storage=open_store(location)) as runtime:
+        stream = await agent.stream("delete")
+        await stream.chunks()
+        assert stream.status == "suspended" and ran == []
+        run = await runtime.store.get_run(stream.run_id)
+        assert RunState.from_json(run.snapshot, run_id=stream.run_id, store="t").policies == {
+            deletes.version: deletes.body()
+        }
