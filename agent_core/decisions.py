@@ -46,7 +46,7 @@ from agent_core.limits import args_problem
 from agent_core.models import Message
 from agent_core.persist import Runs
 from agent_core.policy_gate import policy_detail
-from agent_core.quorum import vote
+from agent_core.quorum import VoteNeeded, needs_vote, record_vote
 from agent_core.snapshot import find_call
 from agent_core.stream import AgentStream
 from agent_core.views import SuspendedRunList
@@ -190,17 +190,6 @@ class Decisions:
         owner = (HANDOVER if getattr(agent, "remote", False) else "") + uuid.uuid4().hex
         captured: dict[str, Any] = {"apply": kind}
         actor = actor if actor is not None else self.actor
-        if kind == "approve":  # a call under a quorum rule: this approval is a vote (agent_core.quorum)
-            short = await vote(
-                self.store,
-                run_id=run_id,
-                tool_call_id=tool_call_id,
-                fingerprint=fingerprint,
-                actor=actor,
-                validate_args=lambda row: None if args is None else self._validate_args(agent, row, args, run_id),
-            )
-            if short is not None:
-                return short
 
         def check(call: PendingCallRow, run: RunRow) -> Decision:
             if run.agent_id != agent.id:
@@ -267,17 +256,31 @@ class Decisions:
         def check_with_policy(call: PendingCallRow, run: RunRow) -> Decision:
             decision = check(call, run)  # the audit entry names the policy version and rule of the call
             found = find_call(captured["state"], call.tool_call_id)
-            decision.detail = policy_detail(decision.detail, found[1] if found else None)
+            target = found[1] if found else None
+            if decision.status == "approved" and call.kind == "approval" and not captured.get("quorum_met"):
+                # a four-eyes call: this approval is a vote, recorded outside this transaction (VoteNeeded)
+                needs_vote(captured["state"], call, target, actor, captured.get("args"))
+            decision.detail = policy_detail(decision.detail, target)
             return decision
 
-        claim = await self.store.claim(
-            run_id,
-            tool_call_id,
-            kinds=_KINDS[kind],
-            decide=check_with_policy,
-            owner=owner,
-            lease_seconds=self.lease_seconds,
-        )
+        async def claim_it() -> ClaimResult:
+            return await self.store.claim(
+                run_id,
+                tool_call_id,
+                kinds=_KINDS[kind],
+                decide=check_with_policy,
+                owner=owner,
+                lease_seconds=self.lease_seconds,
+            )
+
+        try:
+            claim = await claim_it()
+        except VoteNeeded as need:
+            short = await record_vote(self.store, need)
+            if short is not None:
+                return short  # the quorum is short: the call stays pending
+            captured["quorum_met"] = True  # this vote completed it: the ordinary approval runs the call
+            claim = await claim_it()
         if claim.outcome != "ok" and tool_call_id is not None and (claim.audited or claim.outcome == "no_run"):
             # an expired call stays expired after the run moved on: that wins over "already decided"
             for entry in await self.store.audit_log(run_id, tool_call_id):

@@ -2,9 +2,11 @@
 distinct named actors approved the same fingerprint.
 
 Each approval is a vote, stored as a ``vote`` entry of the audit log (append-only, in
-every store: no schema change). A vote is appended, then the votes are read again:
-whichever voter sees the quorum complete takes the ordinary compare-and-set approval,
-so two last votes at once cannot both run the tool, and neither can be lost. A decline
+every store: no schema change). The approval's own compare-and-set
+finds the call needs a quorum and leaves everything unchanged (``VoteNeeded``); the vote
+is appended, then the votes are read again: whichever voter sees the quorum complete
+takes the ordinary compare-and-set approval, so two last votes at once cannot both run
+the tool, and neither can be lost. An ordinary approval costs nothing more. A decline
 by anyone ends it (the ordinary decline). An edit is a vote for the edited arguments'
 fingerprint: votes count per fingerprint.
 """
@@ -12,23 +14,19 @@ fingerprint: votes count per fingerprint.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 
 from agent_core.call_state import CallState, RunState
 from agent_core.chunks import Chunk, make_chunk
-from agent_core.errors import ActorRequired, AlreadyVoted, FingerprintMismatch, SelfApprovalNotAllowed
+from agent_core.errors import ActorRequired, AlreadyVoted, SelfApprovalNotAllowed, WardenError
 from agent_core.fingerprint import fingerprint as fingerprint_of
-from agent_core.snapshot import find_call, pending_leaves
 from agent_core.stream import AgentStream
 from storage.base import Store
 from storage.records import AuditRow, PendingCallRow
 
-__all__ = ["approval_chunk", "approvals_of", "quorum_line", "vote"]
-
-#: validates edited arguments against the pending call: the dumped arguments, or None (not an edit).
-ValidateArgs = Callable[[PendingCallRow], dict[str, Any] | None]
+__all__ = ["VoteNeeded", "approval_chunk", "approvals_of", "needs_vote", "quorum_line", "record_vote"]
 
 
 def approvals_of(entries: list[AuditRow], fingerprint: str) -> list[dict[str, Any]]:
@@ -46,48 +44,43 @@ def quorum_line(approvals: list[dict[str, Any]], required: int) -> str:
     return f"{len(approvals)} of {required} approvals" + (f" ({names})" if names else "")
 
 
-async def vote(
-    store: Store,
-    *,
-    run_id: str,
-    tool_call_id: str | None,
-    fingerprint: str | None,
-    actor: str | None,
-    validate_args: ValidateArgs,
-) -> AgentStream | None:
-    """Record ``actor``'s vote when the call needs a quorum. Returns the stream of a vote that
-    leaves the quorum short; None when the ordinary approval applies (no quorum needed, or this
-    vote completed it, or the call is not pending: the ordinary path raises the right error).
-    Raises ``ActorRequired`` / ``SelfApprovalNotAllowed`` / ``AlreadyVoted`` before anything changes."""
-    run = await store.get_run(run_id)
-    if run is None or run.status != "suspended":
-        return None
-    state = RunState.from_json(run.snapshot, run_id=run_id, store=store.name)
-    call = _target(state, tool_call_id)
-    if call is None or call.approvers_required < 2 or call.status != "awaiting_approval":
-        return None
-    row = next((c for c in await store.get_calls(run_id) if c.tool_call_id == call.id), None)
-    if row is None or row.status != "pending" or row.kind != "approval":
-        return None
-    if row.expires_at is not None and row.expires_at < time.time():
-        return None  # the ordinary path raises ApprovalExpired
+class VoteNeeded(WardenError):
+    """Raised inside a decision's compare-and-set to leave it unchanged: the approval is a vote.
+    ``Decisions.decide`` catches it, records the vote, and claims again only when the quorum is met."""
+
+    code = "AGENT_VOTE_NEEDED"
+
+    def __init__(self, state: RunState, row: PendingCallRow, call: CallState, actor: str, edited: Any) -> None:
+        super().__init__(f"tool call {call.id!r} needs {call.approvers_required} approvals")
+        self.state, self.row, self.call, self.actor, self.edited = state, row, call, actor, edited
+
+
+def needs_vote(
+    state: RunState, row: PendingCallRow, call: CallState | None, actor: str | None, edited: dict[str, Any] | None
+) -> None:
+    """Inside the claim (pure, nothing changed yet): ``VoteNeeded`` when the call needs a quorum,
+    after the checks that need no store: ``ActorRequired``, ``SelfApprovalNotAllowed``."""
+    if call is None or call.approvers_required < 2:
+        return
     if not actor:
         raise ActorRequired(
-            f"tool call {call.id!r} of run {run_id!r} needs {call.approvers_required} distinct named approvers "
-            f"(rule {call.policy_rule}): give actor= (--actor / WARDEN_ACTOR); nothing changed"
+            f"tool call {call.id!r} of run {state.run_id!r} needs {call.approvers_required} distinct named "
+            f"approvers (rule {call.policy_rule}): give actor= (--actor / WARDEN_ACTOR); nothing changed"
         )
     if state.requested_by is not None and actor == state.requested_by:
         raise SelfApprovalNotAllowed(
-            f"{actor!r} started run {run_id!r} and cannot count toward the quorum of tool call {call.id!r} "
-            f"(rule {call.policy_rule}); nothing changed"
+            f"{actor!r} started run {state.run_id!r} and cannot count toward the quorum of tool call "
+            f"{call.id!r} (rule {call.policy_rule}); nothing changed"
         )
-    if fingerprint is not None and fingerprint != row.fingerprint:
-        raise FingerprintMismatch(
-            f"fingerprint {fingerprint!r} does not match tool call {call.id!r} of run {run_id!r} "
-            f"({row.fingerprint}); nothing was executed"
-        )
-    edited = validate_args(row)
-    voted_for = row.fingerprint if edited is None else fingerprint_of(row.tool_name, edited)
+    raise VoteNeeded(state, row, call, actor, edited)
+
+
+async def record_vote(store: Store, need: VoteNeeded) -> AgentStream | None:
+    """Append the vote (``AlreadyVoted`` first if this actor voted for this fingerprint), then read
+    the votes again. None: the quorum is met (the caller takes the ordinary approval, which runs the
+    call once whoever gets there first); else the stream of a vote that leaves the quorum short."""
+    row, call, actor, run_id = need.row, need.call, need.actor, need.state.run_id
+    voted_for = row.fingerprint if need.edited is None else fingerprint_of(row.tool_name, need.edited)
     before = approvals_of(await store.audit_log(run_id, call.id), voted_for)
     if any(a["actor"] == actor for a in before):
         raise AlreadyVoted(
@@ -100,13 +93,13 @@ async def vote(
         "policy_version": call.policy_version,
         "policy_rule": call.policy_rule,
     }
-    if edited is not None:
-        detail["edited_args"] = edited
+    if need.edited is not None:
+        detail["edited_args"] = need.edited
     await store.append_audit(
         AuditRow(
             run_id=run_id,
             tool_call_id=call.id,
-            agent_id=run.agent_id,
+            agent_id=need.state.agent_id,
             tool_name=call.name,
             decision="vote",
             fingerprint=row.fingerprint,
@@ -118,16 +111,8 @@ async def vote(
     )
     after = approvals_of(await store.audit_log(run_id, call.id), voted_for)
     if len(after) >= call.approvers_required:
-        return None  # complete: the ordinary compare-and-set approval runs the call (once)
+        return None
     return AgentStream(run_id, _still_waiting(run_id, row, call, after))
-
-
-def _target(state: RunState, tool_call_id: str | None) -> CallState | None:
-    if tool_call_id is not None:
-        found = find_call(state, tool_call_id)
-        return found[1] if found else None
-    leaves = [leaf for leaf in pending_leaves(state) if leaf.kind == "approval"]
-    return leaves[-1].call if leaves else None
 
 
 async def _still_waiting(
