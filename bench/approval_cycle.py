@@ -4,7 +4,8 @@ stream -> gated call -> durable snapshot -> approve -> tool runs -> finish.
 Prints p50/p99 in ms for SQLite (synchronous=NORMAL, the default), SQLite
 (synchronous=FULL), InMemoryStore and PostgresStore (a scratch database on the
 server ``$WARDEN_TEST_PG`` names, default the local one; created and dropped;
-"skipped" with the reason when no server answers).
+"skipped" with the reason when no server answers). The "with a policy" row enforces a
+three-rule policy (CEL conditions) whose ask rule gates the call.
 Usage: python bench/approval_cycle.py [cycles] [--postgres]   (--postgres: the PostgreSQL rows only)
 
 PostgreSQL: a whole cycle is six statements, one round trip each (grants, save,
