@@ -45,7 +45,7 @@ from agent_core.json_input import input_model
 from agent_core.limits import args_problem
 from agent_core.models import Message
 from agent_core.persist import Runs
-from agent_core.policy_gate import policy_detail
+from agent_core.policy_gate import policy_detail, run_policies
 from agent_core.quorum import VoteNeeded, needs_vote, record_vote
 from agent_core.snapshot import find_call
 from agent_core.stream import AgentStream
@@ -197,6 +197,7 @@ class Decisions:
                     f"run {run_id!r} in {self.store.name} belongs to agent {run.agent_id!r}, not {agent.id!r}"
                 )
             state = RunState.from_json(run.snapshot, run_id=run_id, store=self.store.name)
+            run_policies(state)  # a stored policy that was altered is CorruptSnapshot, before anything changes
             if find_call(state, call.tool_call_id) is None:
                 raise CorruptSnapshot(
                     f"snapshot of run {run_id!r} in {self.store.name} has no tool call {call.tool_call_id!r}"

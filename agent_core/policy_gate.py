@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from agent_core.call_state import CallState, RunState
+from agent_core.errors import CorruptSnapshot, PolicyInvalid
 from agent_core.policy import Policy, PolicyDecision, cel_variables, combine
 
 __all__ = [
@@ -41,12 +42,24 @@ def remember(policy: Policy) -> dict[str, Any]:
 
 
 def run_policies(state: RunState) -> list[Policy]:
-    """The run's stored policies, compiled (from the cache when this process has seen the version)."""
+    """The run's stored policies, compiled (from the cache when this process has seen the version).
+
+    A stored body that does not compile, or does not hash to its version, is ``CorruptSnapshot``:
+    never a guess at what the rules were."""
     out: list[Policy] = []
     for version, body in state.policies.items():
         policy = _CACHE.get(version)
         if policy is None:
-            policy = Policy.from_dict(body)
+            try:
+                policy = Policy.from_dict(body)
+            except PolicyInvalid as exc:
+                raise CorruptSnapshot(
+                    f"run {state.run_id!r}: stored policy {version} is invalid: {exc.message}"
+                ) from exc
+            if policy.version != version:
+                raise CorruptSnapshot(
+                    f"run {state.run_id!r}: stored policy {version} hashes to {policy.version} (altered)"
+                )
             remember(policy)
         out.append(policy)
     return out

@@ -323,3 +323,31 @@ async def test_an_agents_default_policy_is_stored_like_a_requests(location: str)
         assert RunState.from_json(run.snapshot, run_id=stream.run_id, store="t").policies == {
             deletes.version: deletes.body()
         }
+
+
+@pytest.mark.parametrize("change", ["invalid", "altered"])
+async def test_an_altered_stored_policy_is_corrupt_and_nothing_changes(tmp_path: Path, change: str) -> None:
+    import sqlite3
+
+    from agent_core import CorruptSnapshot, policy_gate
+
+    db, exec_path = str(tmp_path / "w.db"), str(tmp_path / "exec.db")
+    deletes = Policy.from_dict({"rules": [{"id": "deletes-" + change, "tools": ["delete_*"], "decision": "ask"}]})
+    async with build_runtime(db, exec_path, deletes) as first:
+        s = await first.get_agent("ops").stream("tidy up")
+        await s.chunks()
+    policy_gate._CACHE.clear()  # as in another process, which has never seen this version
+    con = sqlite3.connect(db)
+    (snapshot,) = con.execute("SELECT snapshot FROM runs WHERE run_id = ?", (s.run_id,)).fetchone()
+    data = json.loads(snapshot)
+    rule = data["policies"][deletes.version]["rules"][0]
+    rule["decision"] = "maybe" if change == "invalid" else "allow"
+    con.execute("UPDATE runs SET snapshot = ? WHERE run_id = ?", (json.dumps(data), s.run_id))
+    con.commit()
+    con.close()
+    async with build_runtime(db, exec_path) as second:
+        with pytest.raises(CorruptSnapshot, match="stored policy"):
+            await second.get_agent("ops").approve_tool_call(run_id=s.run_id, tool_call_id="d1")
+        assert [c.tool_call_id for r in (await second.list_suspended_runs()).runs for c in r.tool_calls] == ["d1"]
+        assert await second.store.audit_log(s.run_id) == []
+    assert ExecLog(exec_path).rows() == []
