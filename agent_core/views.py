@@ -126,13 +126,17 @@ class AuditEntry(_View):
     agent_id: str
     tool_name: str
     #: approved, declined, resuming, re-executed, returned-to-pending, withdrawn, notification-failed,
-    #: edited (approved with edited arguments), expired (the sweep), granted (a grant approved it).
+    #: edited (approved with edited arguments), expired (the sweep), granted (a grant approved it);
+    #: with a policy: blocked, policy-error, policy-shadow, vote (see docs/policy.md).
     decision: str
     fingerprint: str
     reason: str | None = None
     #: the arguments the tool ran with, when an operator edited them.
     args: Any = None
     grant_id: str | None = None
+    #: the policy version and rule that decided the call (runs with a policy; ``agent_core.policy``).
+    policy_version: str | None = None
+    policy_rule: str | None = None
     prev_hash: str | None = None
     hash: str | None = None
 
@@ -151,6 +155,8 @@ class AuditEntry(_View):
             reason=row.reason,
             args=row.args,
             grant_id=row.grant_id,
+            policy_version=(row.detail or {}).get("policy_version"),
+            policy_rule=(row.detail or {}).get("policy_rule"),
             prev_hash=row.prev_hash,
             hash=row.hash,
         )

@@ -47,3 +47,5 @@ def test_quorum_over_http(servers, tmp_path, monkeypatch):
             ("carol", "vote"),
             ("carol", "approved"),
         ]
+        assert {e["policyRule"] for e in entries} == {"deletes"}
+        assert all(e["policyVersion"].startswith("sha256:") for e in entries)
