@@ -219,27 +219,22 @@ class Runs:
                     validated = _validated_args(agent, call)
                 if any(k not in validated or not _json_equal(validated[k], v) for k, v in g.args_match.items()):
                     continue
-            await self.store.append_audit(
-                AuditRow(
-                    run_id=state.run_id,
-                    tool_call_id=call.id,
-                    agent_id=state.agent_id,
-                    tool_name=call.name,
-                    decision="granted",
-                    fingerprint=fingerprint(call.name, call.args),
-                    reason=f"grant {g.id}",
-                    decided_at=now,
-                    actor=g.created_by,
-                    detail=policy_detail({"grant_id": g.id}, call),
-                )
-            )
+            await self.audit_policy(state, call, "granted", f"grant {g.id}", {"grant_id": g.id}, actor=g.created_by)
             return g.id
         return None
 
     async def audit_policy(
-        self, state: RunState, call: CallState, decision: str, reason: str | None, detail: dict[str, Any] | None
+        self,
+        state: RunState,
+        call: CallState,
+        decision: str,
+        reason: str | None,
+        detail: dict[str, Any] | None,
+        *,
+        actor: str | None = None,
     ) -> None:
-        """An audit entry for what a policy did on its own (``blocked``, ``policy-error``, ``policy-shadow``)."""
+        """An audit entry for what no operator decided (``granted``; a policy's ``blocked``,
+        ``policy-error``, ``policy-shadow``), naming the call's policy version and rule."""
         await self.store.append_audit(
             AuditRow(
                 run_id=state.run_id,
@@ -250,7 +245,8 @@ class Runs:
                 fingerprint=fingerprint(call.name, call.args),
                 reason=reason,
                 decided_at=time.time(),
-                detail={"policy_version": call.policy_version, "policy_rule": call.policy_rule, **(detail or {})},
+                actor=actor,
+                detail=policy_detail(detail, call),
             )
         )
 
