@@ -38,6 +38,9 @@ def test_quorum_over_http(servers, tmp_path, monkeypatch):
         assert "tool-result" not in types(chunks) and servers.executions("delete-record") == []
         r = a.post(f"{A}/approve-tool-call", json={"runId": run_id})
         assert error_of(r)["code"] == "AGENT_ALREADY_VOTED"
+        context = a.get(f"/api/runs/{run_id}/context").json()["calls"][approval["payload"]["toolCallId"]]
+        assert (context["policyRule"], context["approversRequired"]) == ("deletes", 2)
+        assert [v["actor"] for v in context["approvals"]] == ["alice"]
         r, chunks = sse_post(c, f"{A}/approve-tool-call", {"runId": run_id})
         assert r.status_code == 200 and "tool-result" in types(chunks)
         assert len(servers.executions("delete-record")) == 1
