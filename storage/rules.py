@@ -201,6 +201,8 @@ class ClaimPlan:
     #: the new lease's end when the claimer takes the run's lease (None: another holder applies it).
     lease_until: float | None
     result: ClaimResult
+    #: the claim's clock (the audit entries' ``decided_at``)
+    now: float
 
 
 def plan_claim(run: RunRow, picked: Pick, decision: Decision, now: float, req: ClaimRequest) -> ClaimPlan:
@@ -229,10 +231,10 @@ def plan_claim(run: RunRow, picked: Pick, decision: Decision, now: float, req: C
     label = RE_EXECUTED if interrupted else decision.audit_label
     audit.append(entry(run.run_id, run.agent_id, stored, label, decision.reason, now, decision.actor, decision.detail))
     if not takes_lease:
-        return ClaimPlan(call, audit, None, ClaimResult("ok", call=current, run=None))
+        return ClaimPlan(call, audit, None, ClaimResult("ok", call=current, run=None), now)
     until = now + lease_seconds
     leased = replace(run, status="running", lease_owner=req.owner, lease_until=until)
-    return ClaimPlan(call, audit, until, ClaimResult("ok", call=current, run=leased))
+    return ClaimPlan(call, audit, until, ClaimResult("ok", call=current, run=leased), now)
 
 
 # -- giving a run back ----------------------------------------------------------------------
