@@ -292,43 +292,41 @@ class SqliteStore(SqlStore):
         if refusal is not None:
             raise SchemaTooNew(refusal)
 
-    async def _call(self, fn: Callable[..., T], *args: Any) -> T:
+    async def _run(self, script: Script[T], *args: Any, mode: Mode = "write") -> T:
+        """Run ``script`` inline when the write lock is free, else on aiosqlite's worker (it waits)."""
+        conn = self._conn or await self._connection()
         try:
-            return await self._call_typed(fn, *args)
+            db = self._inline_db
+            if db is not None and threading.get_ident() == self._inline_thread:
+                try:
+                    out = self._script(db, script, mode, args)
+                except sqlite3.OperationalError as exc:
+                    if getattr(exc, "sqlite_errorcode", None) != sqlite3.SQLITE_BUSY:
+                        raise self._typed(exc) from exc
+                    # The write lock is held: wait for it on the worker, off the event loop.
+                except sqlite3.DatabaseError as exc:
+                    raise self._typed(exc) from exc
+                else:
+                    self._inline_commits += 1
+                    if self._inline_commits % 256 == 0 and (self._checkpoint is None or self._checkpoint.done()):
+                        import asyncio
+
+                        self._checkpoint = asyncio.ensure_future(conn._execute(_checkpoint, conn._conn))
+                    return out
+            try:
+                return await conn._execute(self._script, conn._conn, script, mode, args)
+            except sqlite3.DatabaseError as exc:
+                raise self._typed(exc) from exc
         except UnicodeEncodeError as exc:  # raised before SQLite sees anything: no change was made
             bad = exc.object[exc.start : exc.end] if isinstance(exc.object, str) else ""
             shown = "".join(f"\\u{ord(ch):04x}" for ch in bad)
             raise UnstorableText(
                 f"{self.name}: text with a lone surrogate ({shown}) cannot be stored or looked up"
             ) from None
-
-    async def _call_typed(self, fn: Callable[..., T], *args: Any) -> T:
-        conn = await self._connection()
-        db = self._inline_db
-        if db is not None and threading.get_ident() == self._inline_thread:
-            try:
-                out = fn(db, *args)
-            except sqlite3.OperationalError as exc:
-                if getattr(exc, "sqlite_errorcode", None) != sqlite3.SQLITE_BUSY:
-                    raise self._typed(exc) from exc
-                # The write lock is held: wait for it on the worker, off the event loop.
-            except sqlite3.DatabaseError as exc:
-                raise self._typed(exc) from exc
-            else:
-                self._inline_commits += 1
-                if self._inline_commits % 256 == 0 and (self._checkpoint is None or self._checkpoint.done()):
-                    import asyncio
-
-                    self._checkpoint = asyncio.ensure_future(conn._execute(_checkpoint, conn._conn))
-                return out
-        try:
-            return await conn._execute(fn, conn._conn, *args)
         except ValueError as exc:  # aiosqlite: "Connection closed"
             if self._closed:
                 raise StoreClosed(f"{self.name} is closed") from exc
             raise
-        except sqlite3.DatabaseError as exc:
-            raise self._typed(exc) from exc
 
     @staticmethod
     def _tx(db: sqlite3.Connection, body: Callable[[], T]) -> T:
@@ -364,9 +362,6 @@ class SqliteStore(SqlStore):
         conn, self._conn = self._conn, None
         if conn is not None:
             await conn.close()
-
-    async def _run(self, script: Script[T], *args: Any, mode: Mode = "write") -> T:
-        return await self._call(self._script, script, mode, args)
 
     def _script(self, db: sqlite3.Connection, script: Script[T], mode: Mode, args: tuple[Any, ...]) -> T:
         """One script on this connection: reads as they come, writes under ``BEGIN IMMEDIATE``."""
