@@ -21,7 +21,7 @@ from storage import sql_common as q
 from storage.audit import AuditFilter, seal, to_db
 from storage.audit import from_db as audit_from_db
 from storage.base import prefix_upper_bound
-from storage.errors import CorruptRecord, StorageError
+from storage.errors import CorruptRecord, StorageError, UnstorableText
 from storage.front import StoreFront
 from storage.listing import KINDS, SuspendedFilter, count_sql, listed_kind
 from storage.records import (
@@ -83,6 +83,13 @@ class Db(Protocol):
     async def write_claim(self, run: RunRow, picked: rules.Pick, plan: rules.ClaimPlan, req: ClaimRequest) -> bool:
         """Write a claim's plan, compare-and-set on the run and call as read; False when they moved."""
         ...
+
+
+def unstorable(name: str, exc: UnicodeEncodeError) -> UnstorableText:
+    """The typed error of text a driver could not encode (a lone surrogate): nothing was sent."""
+    bad = exc.object[exc.start : exc.end] if isinstance(exc.object, str) else ""
+    shown = "".join(f"\\u{ord(ch):04x}" for ch in bad)
+    return UnstorableText(f"{name}: text with a lone surrogate ({shown}) cannot be stored or looked up")
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:

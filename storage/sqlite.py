@@ -34,12 +34,11 @@ from storage.errors import (
     StoreCorrupt,
     StoreReadOnly,
     StoreUnavailable,
-    UnstorableText,
 )
 from storage.listing import SuspendedFilter
 from storage.records import RunRow, SuspendedRunRow
 from storage.rules import ClaimRequest
-from storage.sql_store import Mode, Script, SqlStore, count_by_kind, list_suspended, run_sync, write_claim
+from storage.sql_store import Mode, Script, SqlStore, count_by_kind, list_suspended, run_sync, unstorable, write_claim
 
 if TYPE_CHECKING:  # imported when a store opens: ``warden runs list`` reads without them (list_suspended_now)
     import asyncio
@@ -318,11 +317,7 @@ class SqliteStore(SqlStore):
             except sqlite3.DatabaseError as exc:
                 raise self._typed(exc) from exc
         except UnicodeEncodeError as exc:  # raised before SQLite sees anything: no change was made
-            bad = exc.object[exc.start : exc.end] if isinstance(exc.object, str) else ""
-            shown = "".join(f"\\u{ord(ch):04x}" for ch in bad)
-            raise UnstorableText(
-                f"{self.name}: text with a lone surrogate ({shown}) cannot be stored or looked up"
-            ) from None
+            raise unstorable(self.name, exc) from None
         except ValueError as exc:  # aiosqlite: "Connection closed"
             if self._closed:
                 raise StoreClosed(f"{self.name} is closed") from exc
