@@ -27,7 +27,6 @@ from storage import rules
 from storage import sql_common as q
 from storage.audit import hash_template
 from storage.errors import (
-    SchemaTooNew,
     StorageError,
     StoreAuthFailed,
     StoreClosed,
@@ -459,11 +458,6 @@ class PostgresStore(SqlStore):
         current = await conn.fetchval("SELECT COALESCE(MAX(version), 0) FROM warden_schema")
         self._refuse_newer(current)
         return bool(current == SCHEMA_VERSION)
-
-    def _refuse_newer(self, current: int) -> None:
-        refusal = q.schema_too_new(self.name, current)
-        if refusal is not None:
-            raise SchemaTooNew(refusal)
 
     async def _call(self, fn: Callable[[asyncpg.Connection], Awaitable[T]], *, mode: Mode = "write") -> T:
         """``fn`` on a pooled connection: in a transaction for ``write``, in one read-only

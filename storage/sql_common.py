@@ -312,11 +312,3 @@ def migrations(types: Types, own: OwnSchema) -> dict[int, str]:
         4: t(_V4_COLUMNS) + own.number_audit + _V4_INDEXES,
         5: own.v5 + _V5,
     }
-
-
-def schema_too_new(name: str, current: int) -> str | None:
-    """The refusal of a database whose schema is newer than this Warden's, or None."""
-    if current <= SCHEMA_VERSION:
-        return None
-    known = f"knows {SCHEMA_VERSION}"
-    return f"{name} has schema version {current}, newer than this Warden ({known}); upgrade Warden to use it"

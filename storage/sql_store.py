@@ -21,7 +21,7 @@ from storage import sql_common as q
 from storage.audit import AuditFilter, seal, to_db
 from storage.audit import from_db as audit_from_db
 from storage.base import prefix_upper_bound
-from storage.errors import CorruptRecord, StorageError, UnstorableText
+from storage.errors import CorruptRecord, SchemaTooNew, StorageError, UnstorableText
 from storage.front import StoreFront
 from storage.listing import KINDS, SuspendedFilter, count_sql, listed_kind
 from storage.records import (
@@ -276,6 +276,14 @@ class SqlStore(StoreFront):
     async def _run(self, script: Script[T], *args: Any, mode: Mode = "write") -> T:
         """Run ``script(db, *args)`` on a connection as ``mode`` says, the driver's errors typed."""
         raise NotImplementedError
+
+    def _refuse_newer(self, current: int) -> None:
+        """A database whose schema is newer than this Warden's is refused, never migrated down."""
+        if current > q.SCHEMA_VERSION:
+            raise SchemaTooNew(
+                f"{self.name} has schema version {current}, newer than this Warden "
+                f"(knows {q.SCHEMA_VERSION}); upgrade Warden to use it"
+            )
 
     # -- runs ---------------------------------------------------------------------------------
     async def _save_suspended(

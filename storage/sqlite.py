@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from storage import rules
 from storage import sql_common as q
 from storage.errors import (
-    SchemaTooNew,
     StorageError,
     StoreClosed,
     StoreCorrupt,
@@ -285,11 +284,6 @@ class SqliteStore(SqlStore):
         current = db.execute("SELECT MAX(version) FROM warden_schema").fetchone()[0] or 0
         self._refuse_newer(current)
         return bool(current == SCHEMA_VERSION)
-
-    def _refuse_newer(self, current: int) -> None:
-        refusal = q.schema_too_new(self.name, current)
-        if refusal is not None:
-            raise SchemaTooNew(refusal)
 
     async def _run(self, script: Script[T], *args: Any, mode: Mode = "write") -> T:
         """Run ``script`` inline when the write lock is free, else on aiosqlite's worker (it waits)."""
