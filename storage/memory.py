@@ -120,7 +120,7 @@ class InMemoryStore(StoreFront):
         assert run is not None
         decision = req.decide(copy.copy(picked.current), copy.copy(run))
         plan = rules.plan_claim(run, picked, decision, now, req)
-        calls[plan.call.tool_call_id] = plan.call
+        calls[picked.stored.tool_call_id] = rules.decided(picked.stored, plan)
         self._write_audit(plan.audit)
         if plan.lease_until is not None:
             run.status, run.lease_owner, run.lease_until = "running", req.owner, plan.lease_until

@@ -186,7 +186,7 @@ _CHECKPOINT = (
 #: one statement: the run (owner-checked when an owner is named) and its calls go together.
 _FINISH = (
     "WITH run AS (DELETE FROM runs WHERE run_id = $1 "
-    f"AND ($2::text IS NULL OR ({rules.HOLDS_SQL.format(owner='$2', now='$3')})) RETURNING run_id), "
+    f"AND ($2::text IS NULL OR ({rules.holds_sql('$2', '$3')})) RETURNING run_id), "
     "calls AS (DELETE FROM pending_calls WHERE run_id = $1 AND EXISTS (SELECT 1 FROM run)) "
     "SELECT count(*) FROM run"
 )
@@ -245,7 +245,7 @@ class _Db:
     async def write_claim(self, run: RunRow, picked: rules.Pick, plan: rules.ClaimPlan, req: ClaimRequest) -> bool:
         """``warden_claim``: the compare-and-set on the run and the call as read, the chained audit
         entries (their canonical JSON from Python, the chain's head spliced in there) and the lease."""
-        stored, call, audit = picked.stored, plan.call, plan.audit
+        stored, d, audit = picked.stored, plan.decision, plan.audit
         cuts = [hash_template(e) for e in audit]
         done = await self.conn.fetchval(
             _CLAIM,
@@ -258,11 +258,11 @@ class _Db:
             stored.status,
             stored.started_at,
             float(stored.decided_until),
-            call.status,
-            call.decided_until,
-            call.decided_by,
-            None if call.resume_data is None else dumps(call.resume_data),
-            None if call.edited_args is None else dumps(call.edited_args),
+            d.status,
+            plan.decided_until,
+            d.actor,
+            None if d.resume_data is None else dumps(d.resume_data),
+            None if d.edited_args is None else dumps(d.edited_args),
             run.agent_id,
             stored.tool_name,
             stored.fingerprint,

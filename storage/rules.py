@@ -10,6 +10,7 @@ SQL spelling sits beside it here and a test checks that the two agree.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -44,8 +45,9 @@ def holds(run: RunRow, owner: str | None, now: float) -> bool:
     return owner is not None and run.lease_owner == owner and (run.lease_until or 0.0) >= now
 
 
-#: ``holds`` on the ``runs`` row, for a statement's WHERE clause ($owner, $now as named).
-HOLDS_SQL = "lease_owner = {owner} AND lease_until >= {now}"
+def holds_sql(owner: str, now: str) -> str:
+    """``holds`` on the ``runs`` row (``owner``, ``now``: placeholders)."""
+    return f"lease_owner = {owner} AND lease_until >= {now}"
 
 
 def lease_free(run: RunRow, now: float) -> bool:
@@ -91,6 +93,10 @@ def may_start(call: PendingCallRow) -> bool:
     return call.status != "pending"
 
 
+#: ``may_start`` on the ``pending_calls`` row.
+MAY_START_SQL = "status <> 'pending'"
+
+
 def back_to_pending(call: PendingCallRow) -> PendingCallRow:
     """The call as it is once returned to pending (or withdrawn): its decision's traces cleared."""
     return replace(call, status="pending", decided_until=0.0, resume_data=None, edited_args=None)
@@ -106,11 +112,12 @@ def status_when_given_back(calls: Iterable[PendingCallRow]) -> RunStatus:
     return "suspended" if any(c.status != "expired" for c in calls) else "running"
 
 
-#: ``status_when_given_back`` as a SQL expression on the run ({run}: the run id's placeholder).
-GIVEN_BACK_SQL = (
-    "CASE WHEN EXISTS (SELECT 1 FROM pending_calls WHERE run_id = {run} AND status <> 'expired') "
-    "THEN 'suspended' ELSE 'running' END"
-)
+def given_back_sql(run: str) -> str:
+    """``status_when_given_back`` as a SQL expression (``run``: the run id's placeholder)."""
+    return (
+        f"CASE WHEN EXISTS (SELECT 1 FROM pending_calls WHERE run_id = {run} AND status <> 'expired') "
+        "THEN 'suspended' ELSE 'running' END"
+    )
 
 
 def entry(
@@ -154,7 +161,7 @@ class ClaimRequest:
     lease_seconds: float
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Pick:
     """The call a claim takes: as stored (what the compare-and-set compares) and as it reads now."""
 
@@ -191,12 +198,15 @@ def asks_audit(result: ClaimResult, req: ClaimRequest) -> bool:
     return req.tool_call_id is not None and result.outcome in ("no_run", "no_call")
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ClaimPlan:
-    """What a claim writes, all or nothing: the call's row after it, the audit entries in
-    order, the lease when the claimer takes it, and the result to return once written."""
+    """What a claim writes, all or nothing: the decision on the call (``decided`` is the row
+    after it), the audit entries in order, the lease when the claimer takes it, and the result
+    to return once written."""
 
-    call: PendingCallRow
+    decision: Decision
+    #: until when the decision is held for a decider waiting for the run's lease (0: applied now)
+    decided_until: float
     audit: list[AuditRow]
     #: the new lease's end when the claimer takes the run's lease (None: another holder applies it).
     lease_until: float | None
@@ -213,17 +223,8 @@ def plan_claim(run: RunRow, picked: Pick, decision: Decision, now: float, req: C
     A lapsed decision decided again is audited ``returned-to-pending`` first; an approval or
     resume of an interrupted call is audited ``re-executed``.
     """
-    takes_lease, lease_seconds = not lease_live(run, now), req.lease_seconds
+    takes_lease, until = not lease_live(run, now), now + req.lease_seconds
     stored, current = picked.stored, picked.current
-    call = replace(
-        stored,
-        status=decision.status,
-        started_at=None,
-        decided_until=0.0 if takes_lease else now + lease_seconds,
-        decided_by=decision.actor,
-        resume_data=decision.resume_data,
-        edited_args=decision.edited_args,
-    )
     audit: list[AuditRow] = []
     if stored.status != "pending" and current.kind != "interrupted":
         audit.append(entry(run.run_id, run.agent_id, stored, RETURNED, LEASE_EXPIRED, now))
@@ -231,10 +232,24 @@ def plan_claim(run: RunRow, picked: Pick, decision: Decision, now: float, req: C
     label = RE_EXECUTED if interrupted else decision.audit_label
     audit.append(entry(run.run_id, run.agent_id, stored, label, decision.reason, now, decision.actor, decision.detail))
     if not takes_lease:
-        return ClaimPlan(call, audit, None, ClaimResult("ok", call=current, run=None), now)
-    until = now + lease_seconds
-    leased = replace(run, status="running", lease_owner=req.owner, lease_until=until)
-    return ClaimPlan(call, audit, until, ClaimResult("ok", call=current, run=leased), now)
+        return ClaimPlan(decision, until, audit, None, ClaimResult("ok", call=current, run=None), now)
+    leased = copy.copy(run)  # cheaper than dataclasses.replace on this hot path
+    leased.status, leased.lease_owner, leased.lease_until = "running", req.owner, until
+    return ClaimPlan(decision, 0.0, audit, until, ClaimResult("ok", call=current, run=leased), now)
+
+
+def decided(call: PendingCallRow, plan: ClaimPlan) -> PendingCallRow:
+    """The stored call's row once the claim's plan is written."""
+    d = plan.decision
+    return replace(
+        call,
+        status=d.status,
+        started_at=None,
+        decided_until=plan.decided_until,
+        decided_by=d.actor,
+        resume_data=d.resume_data,
+        edited_args=d.edited_args,
+    )
 
 
 # -- giving a run back ----------------------------------------------------------------------

@@ -47,7 +47,7 @@ INSERT_RUN = (
 SAVE_OWNED = (
     "UPDATE runs SET status = 'suspended', snapshot = $1, version = version + 1, "
     "lease_owner = NULL, lease_until = NULL, suspended_at = $2, updated_at = $3 "
-    f"WHERE run_id = $4 AND {rules.HOLDS_SQL.format(owner='$5', now='$3')}"
+    f"WHERE run_id = $4 AND {rules.holds_sql('$5', '$3')}"
 )
 TAKE_LEASE = (
     "UPDATE runs SET lease_owner = $1, lease_until = $2, status = 'running', updated_at = $3 "
@@ -60,11 +60,11 @@ CLAIM_LEASE = (
 RENEW_LEASE = "UPDATE runs SET lease_until = $1 WHERE run_id = $2 AND lease_owner = $3"
 CHECKPOINT = (
     "UPDATE runs SET snapshot = $1, version = version + 1, updated_at = $2 "
-    f"WHERE run_id = $3 AND {rules.HOLDS_SQL.format(owner='$4', now='$2')}"
+    f"WHERE run_id = $3 AND {rules.holds_sql('$4', '$2')}"
 )
 #: the run given back: lease freed, status by ``rules.status_when_given_back``; $3: only its holder's.
 GIVE_BACK = (
-    f"UPDATE runs SET status = {rules.GIVEN_BACK_SQL.format(run='$1')}, lease_owner = NULL, lease_until = 0, "
+    f"UPDATE runs SET status = {rules.given_back_sql('$1')}, lease_owner = NULL, lease_until = 0, "
     "updated_at = $2 WHERE run_id = $1"
 )
 GIVE_BACK_HELD = GIVE_BACK + " AND lease_owner = $3"
@@ -73,9 +73,9 @@ SETTLE_RUN = f"SELECT agent_id FROM runs WHERE run_id = $1 AND {rules.lease_free
 FAIL_RUN = (
     "UPDATE runs SET status = 'failed', snapshot = $1, error = $2, lease_owner = NULL, "
     "lease_until = NULL, version = version + 1, updated_at = $3 WHERE run_id = $4 "
-    f"AND (CAST($5 AS TEXT) IS NULL OR ({rules.HOLDS_SQL.format(owner='$5', now='$3')}))"
+    f"AND (CAST($5 AS TEXT) IS NULL OR ({rules.holds_sql('$5', '$3')}))"
 )
-HELD_BY = f"SELECT 1 FROM runs WHERE run_id = $1 AND {rules.HOLDS_SQL.format(owner='$2', now='$3')}"
+HELD_BY = f"SELECT 1 FROM runs WHERE run_id = $1 AND {rules.holds_sql('$2', '$3')}"
 DELETE_RUN = "DELETE FROM runs WHERE run_id = $1"
 LIST_EXPIRED = f"SELECT {RUN_COLS} FROM runs WHERE status = 'running' AND lease_until < $1 LIMIT $2"
 EXPIRED_LISTED = f"SELECT {RUN_LIST_COLS} FROM runs WHERE status = 'running' AND lease_until < $1"
@@ -109,8 +109,8 @@ HOLD_DECISION = (
     f"UPDATE pending_calls SET decided_until = $1 WHERE run_id = $2 AND tool_call_id = $3 AND {rules.HELD_SQL}"
 )
 MARK_STARTED = (
-    "UPDATE pending_calls SET started_at = $1 WHERE run_id = $2 AND tool_call_id = $3 AND status <> 'pending' "
-    f"AND EXISTS (SELECT 1 FROM runs WHERE run_id = $2 AND {rules.HOLDS_SQL.format(owner='$4', now='$1')})"
+    f"UPDATE pending_calls SET started_at = $1 WHERE run_id = $2 AND tool_call_id = $3 AND {rules.MAY_START_SQL} "
+    f"AND EXISTS (SELECT 1 FROM runs WHERE run_id = $2 AND {rules.holds_sql('$4', '$1')})"
 )
 #: ``release(reset_call=...)``: the decision given back (``rules.undone``).
 WITHDRAW_CALL = (

@@ -155,14 +155,14 @@ async def _refused(db: Db, result: ClaimResult, req: ClaimRequest) -> ClaimResul
 
 async def write_claim(db: Db, run: RunRow, picked: rules.Pick, plan: rules.ClaimPlan, req: ClaimRequest) -> bool:
     """A claim's plan as three statements (the portable form; the caller holds the write lock)."""
-    stored, call = picked.stored, plan.call
+    stored, d = picked.stored, plan.decision
     changed = await db.execute(
         q.CLAIM_CALL,
-        call.status,
-        call.decided_until,
-        call.decided_by,
-        None if call.resume_data is None else dumps(call.resume_data),
-        None if call.edited_args is None else dumps(call.edited_args),
+        d.status,
+        plan.decided_until,
+        d.actor,
+        None if d.resume_data is None else dumps(d.resume_data),
+        None if d.edited_args is None else dumps(d.edited_args),
         req.run_id,
         stored.tool_call_id,
         stored.status,

@@ -81,7 +81,12 @@ def test_only_a_refusal_about_a_named_call_that_is_gone_asks_the_audit_log():
 def test_a_claim_on_a_free_run_takes_the_lease_and_audits_the_decision():
     r, c = run(), call()
     plan = rules.plan_claim(r, rules.Pick(c, c), Decision("approved", actor="ann"), NOW, req())
-    assert plan.lease_until == NOW + 30 and plan.call.decided_until == 0.0 and plan.call.status == "approved"
+    row = rules.decided(c, plan)
+    assert (
+        plan.lease_until == NOW + 30
+        and row.decided_until == 0.0
+        and (row.status, row.decided_by) == ("approved", "ann")
+    )
     assert plan.result.outcome == "ok" and plan.result.run is not None
     assert (plan.result.run.lease_owner, plan.result.run.status) == ("me", "running")
     assert [(e.decision, e.actor, e.decided_at) for e in plan.audit] == [("approved", "ann", NOW)]
@@ -92,7 +97,7 @@ def test_a_claim_while_another_holds_the_lease_holds_the_decision_for_it():
     c = call()
     plan = rules.plan_claim(run("other", NOW + 5), rules.Pick(c, c), Decision("declined", reason="no"), NOW, req())
     assert plan.lease_until is None and plan.result.run is None
-    assert plan.call.decided_until == NOW + 30, "held while this decider waits for the lease"
+    assert rules.decided(c, plan).decided_until == NOW + 30, "held while this decider waits for the lease"
     assert [(e.decision, e.reason) for e in plan.audit] == [("declined", "no")]
 
 
@@ -104,7 +109,7 @@ def test_a_lapsed_decision_decided_again_is_audited_as_returned_first():
         (rules.RETURNED, rules.LEASE_EXPIRED),
         ("edited", None),
     ]
-    assert plan.call.edited_args == {"id": 3}
+    assert rules.decided(stored, plan).edited_args == {"id": 3}
 
 
 @pytest.mark.parametrize(
@@ -115,7 +120,7 @@ def test_an_interrupted_call_approved_or_resumed_is_re_executed_and_a_decline_is
     current = replace(stored, status="pending", kind="interrupted")
     plan = rules.plan_claim(run(), rules.Pick(stored, current), Decision(status), NOW, req())  # type: ignore[arg-type]
     assert [e.decision for e in plan.audit] == [label], "no returned-to-pending: the tool had started"
-    assert plan.call.started_at is None
+    assert rules.decided(stored, plan).started_at is None
 
 
 # -- giving a run back -------------------------------------------------------------------------
@@ -176,13 +181,14 @@ def _call_checks() -> list[tuple[str, object]]:
         (rules.UNDONE_SQL, rules.undone),
         (rules.lapsed_sql("$1"), lambda c: rules.lapsed(c, NOW)),
         (rules.HELD_SQL, rules.held_by_waiter),
+        (rules.MAY_START_SQL, rules.may_start),
     ]
 
 
 def _run_checks() -> list[tuple[str, object]]:
     return [
         (rules.lease_free_sql("$1"), lambda r: rules.lease_free(r, NOW)),
-        (rules.HOLDS_SQL.format(owner="$2", now="$1"), lambda r: rules.holds(r, "me", NOW)),
+        (rules.holds_sql("$2", "$1"), lambda r: rules.holds(r, "me", NOW)),
     ]
 
 
@@ -249,5 +255,5 @@ def test_a_run_given_back_is_listed_again_exactly_when_the_rule_says_in_sqlite()
     cases = {"r1": ["expired"], "r2": ["expired", "approved"], "r3": [], "r4": ["pending"]}
     db.executemany("INSERT INTO pending_calls VALUES (?, ?)", [(r, s) for r, ss in cases.items() for s in ss])
     for run_id, statuses in cases.items():
-        got = db.execute(q.sqlite_text("SELECT " + rules.GIVEN_BACK_SQL.format(run="$1")), (run_id,)).fetchone()[0]
+        got = db.execute(q.sqlite_text("SELECT " + rules.given_back_sql("$1")), (run_id,)).fetchone()[0]
         assert got == rules.status_when_given_back([call(status=s) for s in statuses]), run_id  # type: ignore[arg-type]
