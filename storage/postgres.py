@@ -1,5 +1,9 @@
 """PostgreSQL store (asyncpg): many Warden processes and servers on one database.
 
+A thin driver: what a store does is ``storage.sql_store`` (the decisions ``storage.rules``,
+the SQL ``storage.sql_common``); this module holds the pool, typed errors, LISTEN/NOTIFY,
+PostgreSQL's own schema pieces and its one-round-trip forms of the hot statements.
+
 The same semantics as ``SqliteStore``: every public method is one transaction;
 a decision locks its run row (``SELECT ... FOR UPDATE``) and moves the call
 with ``UPDATE ... WHERE status = 'pending'``, so of many processes deciding at

@@ -1,6 +1,10 @@
 """SQLite store: WAL, busy timeout, versioned schema, one transaction per state change.
 
-Every public method is ONE function run inside one transaction, so a
+A thin driver: what a store does is ``storage.sql_store`` (the decisions ``storage.rules``,
+the SQL ``storage.sql_common``); this module holds the file, its connections, the inline
+path, typed errors and SQLite's own schema pieces.
+
+Every public method is ONE script run inside one transaction, so a
 decision's validation, compare-and-set, audit entry and snapshot read cost a
 single round trip. Writers use ``BEGIN IMMEDIATE`` so two processes on one
 file serialise on the write lock and the ``WHERE status = 'pending'``
