@@ -24,7 +24,7 @@ NOW = 10_000.0
 
 
 def run(lease_owner: str | None = None, lease_until: float | None = None, status: str = "suspended") -> RunRow:
-    return RunRow("r", "agent", None, None, status, "{}", lease_owner=lease_owner, lease_until=lease_until)  # type: ignore[arg-type]
+    return RunRow("r", "agent", None, None, status, "{}", lease_owner=lease_owner, lease_until=lease_until)
 
 
 def call(cid: str = "c", **kw) -> PendingCallRow:
@@ -118,7 +118,7 @@ def test_a_lapsed_decision_decided_again_is_audited_as_returned_first():
 def test_an_interrupted_call_approved_or_resumed_is_re_executed_and_a_decline_is_a_decline(status, label):
     stored = call(status="approved", started_at=5.0)
     current = replace(stored, status="pending", kind="interrupted")
-    plan = rules.plan_claim(run(), rules.Pick(stored, current), Decision(status), NOW, req())  # type: ignore[arg-type]
+    plan = rules.plan_claim(run(), rules.Pick(stored, current), Decision(status), NOW, req())
     assert [e.decision for e in plan.audit] == [label], "no returned-to-pending: the tool had started"
     assert rules.decided(stored, plan).started_at is None
 
@@ -219,11 +219,11 @@ def test_the_sql_of_each_rule_selects_what_the_rule_accepts_in_sqlite():
                 q.sqlite_text(f"SELECT tool_call_id FROM pending_calls WHERE {sql}"), (NOW,) if "$1" in sql else ()
             )
         }
-        assert got == {c.tool_call_id for c in calls if rule(c)}, sql  # type: ignore[operator]
+        assert got == {c.tool_call_id for c in calls if rule(c)}, sql
     for sql, rule in _run_checks():
         params = (NOW, "me") if "$2" in sql else (NOW,)
         got = {r[0] for r in db.execute(q.sqlite_text(f"SELECT run_id FROM runs WHERE {sql}"), params)}
-        assert got == {r.run_id for r in runs if rule(r)}, sql  # type: ignore[operator]
+        assert got == {r.run_id for r in runs if rule(r)}, sql
 
 
 async def test_the_sql_of_each_rule_selects_what_the_rule_accepts_in_postgresql():
@@ -240,11 +240,11 @@ async def test_the_sql_of_each_rule_selects_what_the_rule_accepts_in_postgresql(
             for sql, rule in _call_checks():
                 params = (NOW,) if "$1" in sql else ()
                 got = {r[0] for r in await conn.fetch(f"SELECT tool_call_id FROM pending_calls WHERE {sql}", *params)}
-                assert got == {c.tool_call_id for c in calls if rule(c)}, sql  # type: ignore[operator]
+                assert got == {c.tool_call_id for c in calls if rule(c)}, sql
             for sql, rule in _run_checks():
                 params = (NOW, "me") if "$2" in sql else (NOW,)
                 got = {r[0] for r in await conn.fetch(f"SELECT run_id FROM runs WHERE {sql}", *params)}
-                assert got == {r.run_id for r in runs if rule(r)}, sql  # type: ignore[operator]
+                assert got == {r.run_id for r in runs if rule(r)}, sql
         finally:
             await conn.close()
 
@@ -256,4 +256,4 @@ def test_a_run_given_back_is_listed_again_exactly_when_the_rule_says_in_sqlite()
     db.executemany("INSERT INTO pending_calls VALUES (?, ?)", [(r, s) for r, ss in cases.items() for s in ss])
     for run_id, statuses in cases.items():
         got = db.execute(q.sqlite_text("SELECT " + rules.given_back_sql("$1")), (run_id,)).fetchone()[0]
-        assert got == rules.status_when_given_back([call(status=s) for s in statuses]), run_id  # type: ignore[arg-type]
+        assert got == rules.status_when_given_back([call(status=s) for s in statuses]), run_id
