@@ -103,7 +103,7 @@ N_RUN_COLS = len(RUN_COLS.split(","))
 CLAIM_CALL = (
     "UPDATE pending_calls SET status = $1, started_at = NULL, decided_until = $2, decided_by = $3, "
     "resume_data = $4, edited_args = $5 WHERE run_id = $6 AND tool_call_id = $7 AND status = $8 "
-    "AND started_at IS NOT DISTINCT FROM $9 AND decided_until = $10"
+    "AND (started_at = $9 OR (started_at IS NULL AND $9 IS NULL)) AND decided_until = $10"
 )
 HOLD_DECISION = (
     f"UPDATE pending_calls SET decided_until = $1 WHERE run_id = $2 AND tool_call_id = $3 AND {rules.HELD_SQL}"

@@ -51,6 +51,8 @@ if TYPE_CHECKING:  # imported when a store opens: ``warden runs list`` reads wit
 T = TypeVar("T")
 
 SCHEMA_VERSION = q.SCHEMA_VERSION
+#: the oldest SQLite whose SQL the shared statements use (``UPDATE ... RETURNING``: 3.35, 2021).
+MIN_SQLITE = (3, 35, 0)
 
 #: ``run_counts`` kept by triggers (PostgreSQL's are one plpgsql function that also notifies).
 _COUNTING = """
@@ -219,6 +221,11 @@ class SqliteStore(SqlStore):
 
         import aiosqlite
 
+        if sqlite3.sqlite_version_info < MIN_SQLITE:
+            needed = ".".join(map(str, MIN_SQLITE))
+            raise StoreUnavailable(
+                f"{self.name} needs SQLite {needed} or newer; this Python has SQLite {sqlite3.sqlite_version}"
+            )
         if self.path != ":memory:":
             path = Path(self.path).expanduser()
             if path.is_dir():
