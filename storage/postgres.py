@@ -149,15 +149,13 @@ _CLAIM_FUNCTION = f"""
 
 _MIGRATIONS: dict[int, str] = q.migrations(
     q.POSTGRES_TYPES,
-    q.OwnSchema(
-        runs_triggers=_RUNS_CHANGED,
-        audit_triggers=_AUDITED,
-        number_audit="""
+    runs_triggers=_RUNS_CHANGED,
+    audit_triggers=_AUDITED,
+    number_audit="""
     UPDATE audit_log SET seq = s.n FROM (SELECT id, row_number() OVER (ORDER BY id) AS n FROM audit_log) s
         WHERE audit_log.id = s.id;
 """,
-        v5=_CLAIM_FUNCTION,
-    ),
+    v5=_CLAIM_FUNCTION,
 )
 
 #: how many runs this store inserted it remembers as written (``PostgresStore._inserted``), and

@@ -2,7 +2,7 @@
 
 Statements use PostgreSQL's numbered placeholders (``$1``); the SQLite driver reads
 them as ``?1`` (same number, same parameter: ``sqlite_text``). Migrations are
-templates over the few column types that differ (``Types``); each dialect adds its
+templates over the few column types that differ (``SQLITE_TYPES``, ``POSTGRES_TYPES``); each dialect adds its
 own pieces (SQLite's counting triggers, PostgreSQL's NOTIFY triggers and
 ``warden_claim``) where the schemas differ. The SQL spelling of a decision rule
 comes from ``storage.rules``, beside the rule.
@@ -11,7 +11,7 @@ comes from ``storage.rules``, beside the rule.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, fields
+from dataclasses import fields
 
 from storage import rules
 from storage.records import AuditRow
@@ -150,19 +150,10 @@ INSERT_MESSAGE = "INSERT INTO messages (thread_id, resource_id, body, created_at
 
 
 # -- migrations -------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Types:
-    """The column types and table options in which the two schemas differ."""
-
-    real: str
-    bigint: str
-    serial_key: str
-    #: after a table whose primary key is its whole point (SQLite: ``WITHOUT ROWID``)
-    keyed: str
-
-
-SQLITE_TYPES = Types(real="REAL", bigint="INTEGER", serial_key="INTEGER PRIMARY KEY", keyed=" WITHOUT ROWID")
-POSTGRES_TYPES = Types(real="DOUBLE PRECISION", bigint="BIGINT", serial_key="BIGSERIAL PRIMARY KEY", keyed="")
+#: the column types and table options in which the two schemas differ (``keyed``: after a table
+#: whose primary key is its whole point, SQLite's ``WITHOUT ROWID``).
+SQLITE_TYPES = {"real": "REAL", "bigint": "INTEGER", "serial_key": "INTEGER PRIMARY KEY", "keyed": " WITHOUT ROWID"}
+POSTGRES_TYPES = {"real": "DOUBLE PRECISION", "bigint": "BIGINT", "serial_key": "BIGSERIAL PRIMARY KEY", "keyed": ""}
 
 _RUNS = """
     CREATE TABLE runs (
@@ -285,30 +276,21 @@ _V5 = """
 """
 
 
-@dataclass(frozen=True)
-class OwnSchema:
-    """A dialect's own pieces of the migrations, where the two schemas differ."""
-
-    #: version 1, after ``runs``: what keeps ``run_counts`` (and, in PostgreSQL, notifies)
-    runs_triggers: str
-    #: version 1, after ``audit_log``
-    audit_triggers: str
-    #: version 4: the numbering of the entries written before the chain
-    number_audit: str
-    #: version 5, before its indexes
-    v5: str = ""
-
-
-def migrations(types: Types, own: OwnSchema) -> dict[int, str]:
-    """Every migration of a dialect, as one script per version."""
+def migrations(
+    types: dict[str, str], *, runs_triggers: str, audit_triggers: str, number_audit: str, v5: str = ""
+) -> dict[int, str]:
+    """Every migration of a dialect, one script per version, with the dialect's own pieces where
+    the schemas differ: version 1's triggers after ``runs`` (what keeps ``run_counts``) and after
+    ``audit_log``, version 4's numbering of the entries written before the chain, version 5's
+    function (PostgreSQL's ``warden_claim``) before its indexes."""
 
     def t(text: str) -> str:
-        return text.format(real=types.real, bigint=types.bigint, serial_key=types.serial_key, keyed=types.keyed)
+        return text.format(**types)
 
     return {
-        1: t(_RUNS) + own.runs_triggers + t(_CALLS_AND_AUDIT) + own.audit_triggers + t(_MEMORY),
+        1: t(_RUNS) + runs_triggers + t(_CALLS_AND_AUDIT) + audit_triggers + t(_MEMORY),
         2: t(_V2),
         3: t(_V3),
-        4: t(_V4_COLUMNS) + own.number_audit + _V4_INDEXES,
-        5: own.v5 + _V5,
+        4: t(_V4_COLUMNS) + number_audit + _V4_INDEXES,
+        5: v5 + _V5,
     }

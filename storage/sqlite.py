@@ -73,11 +73,9 @@ _COUNTING = """
 
 _MIGRATIONS: dict[int, str] = q.migrations(
     q.SQLITE_TYPES,
-    q.OwnSchema(
-        runs_triggers=_COUNTING,
-        audit_triggers="",
-        number_audit="    UPDATE audit_log SET seq = (SELECT COUNT(*) FROM audit_log a WHERE a.id <= audit_log.id);\n",
-    ),
+    runs_triggers=_COUNTING,
+    audit_triggers="",
+    number_audit="    UPDATE audit_log SET seq = (SELECT COUNT(*) FROM audit_log a WHERE a.id <= audit_log.id);\n",
 )
 
 
