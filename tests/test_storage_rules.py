@@ -257,3 +257,13 @@ def test_a_run_given_back_is_listed_again_exactly_when_the_rule_says_in_sqlite()
     for run_id, statuses in cases.items():
         got = db.execute(q.sqlite_text("SELECT " + rules.given_back_sql("$1")), (run_id,)).fetchone()[0]
         assert got == rules.status_when_given_back([call(status=s) for s in statuses]), run_id
+
+
+def test_each_audit_label_and_reason_is_written_once_in_the_stores():
+    """The stores say these through ``storage.rules``; a copy in a store would drift from it."""
+    from pathlib import Path
+
+    texts = {p.name: p.read_text() for p in (Path(rules.__file__).parent).glob("*.py")}
+    for sentence in (rules.LEASE_EXPIRED, rules.INTERRUPTED, f'"{rules.RETURNED}"', f'"{rules.RE_EXECUTED}"'):
+        assert [name for name, text in texts.items() if sentence in text] == ["rules.py"], sentence
+        assert texts["rules.py"].count(sentence) == 1, sentence
