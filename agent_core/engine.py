@@ -24,7 +24,7 @@ from agent_core.call_state import CallState, RunState, policy_mode
 from agent_core.chunks import Chunk, make_chunk
 from agent_core.concurrency import run_calls, writer_for
 from agent_core.definition import AgentDefinition, DelegateInput, PolicyFn, ToolCallInfo, delegation_name
-from agent_core.errors import ModelError, WardenError
+from agent_core.errors import ModelError, WardenError, validation_problems
 from agent_core.fingerprint import fingerprint
 from agent_core.hooks import Blocked, execute_tool, on_input_available
 from agent_core.limits import args_problem
@@ -259,16 +259,8 @@ def _precheck(agent: AgentDefinition, call: CallState) -> str | None:
     try:
         schema.model_validate(call.args)
     except ValidationError as exc:
-        return f"Invalid arguments for tool {call.name!r}: {_short_errors(exc)}"
+        return f"Invalid arguments for tool {call.name!r}: {validation_problems(exc, limit=5)[1]}"
     return None
-
-
-def _short_errors(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors()[:5]:
-        loc = ".".join(str(p) for p in err["loc"]) or "(root)"
-        parts.append(f"{loc}: {err['msg']}")
-    return "; ".join(parts)
 
 
 def _approval_timeout(agent: AgentDefinition, state: RunState, call: CallState) -> float | None:
