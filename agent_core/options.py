@@ -16,6 +16,8 @@ from pydantic import BaseModel
 from agent_core.errors import InvalidRequest
 from storage.listing import ListKind, Sort
 
+__all__ = ["ListFilters", "ListKind", "RunOptions", "SentRunOptions", "Sort", "check_options", "option_names"]
+
 
 class SentRunOptions(TypedDict, total=False):
     """The options of a run that travel over HTTP (``wire.stream_request``, the server's ``StreamBody``).
