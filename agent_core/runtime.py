@@ -32,11 +32,11 @@ from agent_core.stream import AgentStream
 from agent_core.structured import schema_of
 from agent_core.verdicts import Approve, Decline, Resume, Verdict
 from agent_core.views import AuditEntry, AuditPage, Grant, SuspendedRun, SuspendedRunList
-from storage.audit import ChainReport
 from storage.audit import verify as verify_chain
 from storage.base import Store
 from storage.memory import InMemoryStore
 from storage.records import GrantRow
+from warden_types.audit import ChainReport
 
 __all__ = ["Runtime"]
 

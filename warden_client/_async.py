@@ -20,8 +20,6 @@ from agent_core.chunks import Chunk
 from agent_core.options import ListFilters, SentRunOptions
 from agent_core.stream import GenerateResult
 from agent_core.views import AuditPage, Grant, SuspendedRun, SuspendedRunList
-from storage.audit import ChainReport
-from storage.events import StoreEvent
 from warden_client._common import (
     DEFAULT_TIMEOUT,
     EVENTS,
@@ -37,6 +35,8 @@ from warden_client._common import (
     suspended_run_list,
 )
 from warden_client.errors import ProtocolError
+from warden_types.audit import ChainReport
+from warden_types.events import StoreEvent
 
 
 class RemoteAgentStream(StreamView):
