@@ -221,7 +221,7 @@ def needs_decision_text(pending: list[tuple[SuspendedRun, PendingToolCall]]) -> 
         "it answers, so nothing was decided. Approve, decline or resume each one explicitly, by its tool call id:"
     ]
     for run, call in pending:
-        what = "approval" if call.kind == "approval" else "input"
+        what = call.listed_kind
         lines.append(f"- {call.tool_name} ({what}): tool call {call.tool_call_id} of run {run.run_id}")
     return "\n".join(lines)
 
