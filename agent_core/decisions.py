@@ -17,10 +17,10 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -43,7 +43,7 @@ from agent_core.errors import (
     validation_problems,
 )
 from agent_core.fingerprint import fingerprint as fingerprint_of
-from agent_core.handover import HANDOVER, RemoteAgent
+from agent_core.handover import HANDOVER
 from agent_core.limits import args_problem
 from agent_core.models import Message
 from agent_core.pending import list_suspended
@@ -60,8 +60,6 @@ SWEEP_ACTOR = "warden-sweep"
 INTERRUPTED_DECLINED = (
     "The tool call was interrupted; it may or may not have run. The operator declined to run it again."
 )
-#: The actor of automatic re-executions (``idempotent=True`` tools) by ``recover()``.
-RECOVERY_ACTOR = "warden-recover"
 #: the verdict a stored call status asks for when its decision is applied here (``adopt``).
 _ADOPTED: dict[str, Action] = {"approved": "approve", "declined": "decline", "resuming": "resume", "expired": "expire"}
 
@@ -326,81 +324,20 @@ class Decisions:
         finally:
             heartbeat.cancel()
 
-    async def recover(self, agents: Mapping[str, HostedAgent]) -> int:
-        """Advance the runs left behind under an expired lease; how many were advanced.
-
-        Durable returned-to-pending (audited), automatic re-execution of
-        interrupted calls of ``idempotent=True`` tools, and the continuation of
-        runs whose calls all have stored results (the model is called again).
-        Runs of agents not in ``agents`` are left alone.
-        """
-        advanced = 0
-        for run in await self.store.list_expired(limit=1000):
-            agent = agents.get(run.agent_id)
-            if agent is None:
-                continue
-            await self.store.settle(run.run_id)
-            listed = await self.store.get_suspended(run.run_id)
-            if listed is not None:
-                for call in listed.calls:
-                    if call.kind == "interrupted" and _idempotent(agent, call):
-                        try:
-                            stream = await self.decide(
-                                agent, Approve(actor=RECOVERY_ACTOR), run_id=run.run_id, tool_call_id=call.tool_call_id
-                            )
-                        except WardenError:
-                            continue
-                        await stream.wait()
-                        advanced += 1
-                continue
-            calls = await self.store.get_calls(run.run_id)
-            expiry = next((c for c in calls if c.status == "expired" and c.started_at is None), None)
-            if expiry is not None:  # an expiry recorded, never applied (its process died): apply it here
-                adopted = await self.adopt(agent, run.run_id, expiry.tool_call_id)
-                if adopted is not None:
-                    await adopted.wait()
-                    advanced += 1
-                continue
-            if calls:
-                continue  # a decision waits to be applied by a live process
-            owner = uuid.uuid4().hex
-            row = await self.store.acquire_lease(run.run_id, owner, self.lease_seconds)
-            if row is None:
-                continue
-            try:
-                state = RunState.from_json(row.snapshot, run_id=run.run_id, store=self.store.name)
-            except CorruptSnapshot:
-                await self.store.release(run.run_id, owner)
-                continue
-            await AgentStream(run.run_id, self._leased(agent, state, owner, [])).wait()
-            advanced += 1
-        return advanced
-
-    async def sweep(self, agents: Mapping[str, HostedAgent]) -> int:
-        """Expire the overdue approvals of these agents' runs and continue those runs; how many expired.
-
-        Fail-closed: the tool never runs; the model is told ``EXPIRED_MESSAGE``;
-        the stream carries a ``tool-call-expired`` chunk. A call decided meanwhile is left alone.
-        Overdue calls of runs that ask for handover (an MCP proxy's) are expired too, whoever hosts them:
-        the expiry is recorded here (compare-and-set, audited once) and applied by the host (``adopt``).
-        """
-        expired = 0
-        for call in await self.store.list_overdue(time.time(), limit=1000):
-            run = await self.store.get_run(call.run_id)
-            if run is None:
-                continue
-            agent = agents.get(run.agent_id)
-            if agent is None:  # hosted elsewhere: recorded here (once), its host applies it (``adopt``)
-                agent = cast(HostedAgent | None, RemoteAgent.of_run(run))
-            if agent is None:
-                continue
-            try:
-                stream = await self.decide(agent, Expire(), run_id=call.run_id, tool_call_id=call.tool_call_id)
-            except WardenError:
-                continue
-            await stream.wait()
-            expired += 1
-        return expired
+    async def continue_orphan(self, agent: HostedAgent, run_id: str) -> bool:
+        """Continue a run left under an expired lease whose calls all have stored results (the model is
+        called again); False when another process took it first or its snapshot is unreadable."""
+        owner = uuid.uuid4().hex
+        row = await self.store.acquire_lease(run_id, owner, self.lease_seconds)
+        if row is None:
+            return False
+        try:
+            state = RunState.from_json(row.snapshot, run_id=run_id, store=self.store.name)
+        except CorruptSnapshot:
+            await self.store.release(run_id, owner)
+            return False
+        await AgentStream(run_id, self._leased(agent, state, owner, [])).wait()
+        return True
 
     async def _keep_lease(self, run_id: str, owner: str) -> None:
         """Renew the lease while a decision is applied, so a long tool never loses its run."""
@@ -592,9 +529,3 @@ def _expired_message(tool_call_id: str, run_id: str, expires_at: float | None) -
         f"the approval of tool call {tool_call_id!r} of run {run_id!r} expired at {_iso(expires_at or 0.0)}; "
         "nothing changed (the sweep will tell the model)"
     )
-
-
-def _idempotent(agent: HostedAgent, call: PendingCallRow) -> bool:
-    owner = agent.descendant(call.agent_path)
-    tool = owner.tools.get(call.tool_name) if owner is not None else None
-    return bool(getattr(tool, "idempotent", False))

@@ -16,6 +16,7 @@ from typing import Any, Unpack, cast
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
+from agent_core import upkeep
 from agent_core.autoresume import auto_resume
 from agent_core.call_state import RunState, policy_mode
 from agent_core.decisions import Decisions
@@ -341,7 +342,7 @@ class Runtime:
         Returns how many runs were advanced. The console and the server call it
         at start and periodically; ``warden runs recover`` calls it once.
         """
-        return await self._decisions.recover(self._by_id)
+        return await upkeep.recover(self._decisions, self._by_id)
 
     # -- deadlines -------------------------------------------------------------------------------
     async def sweep(self) -> int:
@@ -353,7 +354,7 @@ class Runtime:
         (audited once, final), applied by their host. The console and the server
         call it periodically; ``warden runs sweep`` calls it once.
         """
-        return await self._decisions.sweep(self._by_id)
+        return await upkeep.sweep(self._decisions, self._by_id)
 
     # -- grants ----------------------------------------------------------------------------------
     async def grant(
