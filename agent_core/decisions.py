@@ -18,7 +18,6 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -104,8 +103,10 @@ class Decisions:
                     raise ApprovalExpired(_swept_message(tool_call_id, run_id, entry.decided_at))
         self._raise_for(claim, run_id, tool_call_id, verdict.action)
         assert claim.call is not None and check.plan is not None
-        # Without the run's lease (another holder is applying a decision), the plan waits for it.
-        plan = replace(check.plan, call=claim.call, state=check.plan.state if claim.run is not None else None)
+        plan = check.plan
+        plan.call = claim.call
+        if claim.run is None:  # another holder has the run's lease (applying a decision): the plan waits for it
+            plan.state = None
         if owner.startswith(HANDOVER):  # recorded only: the process hosting the agent applies it
             return AgentStream(run_id, _nothing())
         call_id = claim.call.tool_call_id
@@ -181,7 +182,8 @@ class Decisions:
         if call.kind == "interrupted" and call.resume_data is not None:
             # an interrupted resume runs again with the resume data it was given
             decision = Decision("resuming", actor=actor, resume_data=call.resume_data)
-            return decision, replace(plan, action="resume", resume_data=call.resume_data)
+            plan.action, plan.resume_data = "resume", call.resume_data
+            return decision, plan
         edited = self._validate_args(agent, call, verdict.args, run_id) if verdict.args is not None else None
         if edited is None and call.kind == "interrupted":
             edited = call.edited_args  # re-executed with the arguments it was approved with
@@ -194,7 +196,8 @@ class Decisions:
                 "edited_fingerprint": fingerprint_of(call.tool_name, edited),
             }
         decision = Decision("approved", actor=actor, edited_args=edited, detail=detail)
-        return decision, replace(plan, args=edited)
+        plan.args = edited
+        return decision, plan
 
     def _raise_for(self, claim: ClaimResult, run_id: str, tool_call_id: str | None, kind: str) -> None:
         if claim.outcome == "ok":

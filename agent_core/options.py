@@ -9,7 +9,6 @@ cannot drop or rename one unnoticed (``tests/test_options_surfaces.py`` checks e
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import cache
 from typing import Any, TypedDict
 
 from pydantic import BaseModel
@@ -18,6 +17,9 @@ from agent_core.errors import InvalidRequest
 from storage.listing import ListKind, Sort
 
 __all__ = ["ListFilters", "ListKind", "RunOptions", "SentRunOptions", "Sort", "check_options", "option_names"]
+
+
+_NAMES: dict[type[Any], frozenset[str]] = {}
 
 
 class SentRunOptions(TypedDict, total=False):
@@ -58,18 +60,19 @@ class ListFilters(TypedDict, total=False):
     with_counts: bool
 
 
-@cache
 def option_names(declared: type[Any]) -> frozenset[str]:
-    """The keys of one of the TypedDicts above (computed once: ``check_options`` runs on every run)."""
-    return frozenset(declared.__required_keys__ | declared.__optional_keys__)
+    """The keys of one of the TypedDicts above (computed once each: ``check_options`` runs on every run)."""
+    names = _NAMES.get(declared)
+    if names is None:
+        names = _NAMES[declared] = frozenset(declared.__required_keys__ | declared.__optional_keys__)
+    return names
 
 
 def check_options(given: Mapping[str, Any], declared: type[Any], where: str) -> None:
     """``InvalidRequest`` naming the keywords of ``given`` that ``declared`` does not have (a typo is an
     error, as an unknown keyword argument would be)."""
-    if given.keys() <= option_names(declared):
+    names = option_names(declared)
+    if given.keys() <= names:
         return
-    unknown = set(given) - option_names(declared)
-    if unknown:
-        known = ", ".join(sorted(option_names(declared)))
-        raise InvalidRequest(f"{where} got unknown option(s) {', '.join(sorted(unknown))} (known: {known})")
+    unknown = ", ".join(sorted(set(given) - names))
+    raise InvalidRequest(f"{where} got unknown option(s) {unknown} (known: {', '.join(sorted(names))})")

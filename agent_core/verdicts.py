@@ -66,7 +66,7 @@ class Expire:
 Verdict = Approve | Decline | Resume | Expire
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Plan:
     """A decision checked and claimed: what to do to ``call`` in the run, by the lease ``owner``.
 
@@ -74,6 +74,8 @@ class Plan:
     (the decision then waits for it). ``args`` (approve): the edited arguments to run with;
     ``reason`` (decline): what the model is told; ``resume_data`` (resume): the validated data;
     ``followups``: user messages (auto-resume) that join the conversation after the step's results.
+    Made by ``Decisions.check`` inside the claim; ``Decisions.decide`` completes it from the claim's
+    outcome (the call as claimed, the lease) before anything applies it.
     """
 
     action: Action
