@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agent_core.views import AuditPage, Grant, SuspendedRun, SuspendedRunList
-    from storage.audit import ChainReport
     from warden_client import RemoteAgentStream
+    from warden_types.audit import ChainReport
 
 
 class RemoteRuntime:

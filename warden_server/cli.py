@@ -16,9 +16,7 @@ from typing import Any
 
 import uvicorn
 
-from agent_core import Runtime
-from agent_core.app_loader import AppLoadError
-from agent_core.app_loader import load_runtime as load_app
+from agent_core.app_loader import AppLoadError, load_runtime
 from agent_core.webhooks import WebhookNotifier
 from warden_server.app import DEFAULT_BODY_TIMEOUT_SECONDS, DEFAULT_MAX_BODY_BYTES, check_token, create_app
 from warden_server.events import close_streams
@@ -42,14 +40,6 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
-
-
-def load_runtime(spec: str) -> Runtime:
-    """The ``Runtime`` named by ``spec``; a mistake is a ``ServeError`` of one line."""
-    try:
-        return load_app(spec)
-    except AppLoadError as exc:
-        raise ServeError(exc.message) from exc
 
 
 def resolve_token(token: str | None) -> str | None:
@@ -141,7 +131,10 @@ def serve(
             raise ServeError(f"--tokens-file: {exc}") from None
         log.info("%d named token(s) from %s", len(named), tokens_file)
     check_bind(host, token or ("named tokens" if named else None))
-    runtime = load_runtime(app)  # before the warnings: a bad --app is the one line printed
+    try:  # before the warnings: a bad --app is the one line printed
+        runtime = load_runtime(app)
+    except AppLoadError as exc:
+        raise ServeError(exc.message) from exc
     if token and len(token) < 16:
         log.warning(
             "the API token is short (%d characters): use a long random one, e.g. `openssl rand -hex 32`", len(token)
