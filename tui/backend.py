@@ -323,7 +323,7 @@ def _examples(key: str, agent: Any, model: Any) -> tuple[str, ...]:
     if own:
         return tuple(str(e) for e in own)
     if getattr(model, "is_demo", False):
-        from tui.demo.agents import EXAMPLES
+        from warden_demo.agents import EXAMPLES
 
         return EXAMPLES.get(key, ())
     return ()

@@ -13,7 +13,14 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from tui.settings import CliError, Settings, db_location, demo_runtime_builder, load_runtime, resolve_actor
+from warden_demo.runtime_choice import (
+    CliError,
+    Settings,
+    db_location,
+    demo_runtime_builder,
+    load_runtime,
+    resolve_actor,
+)
 
 if TYPE_CHECKING:
     from tui.backend import ConsoleBackend, PendingPage
