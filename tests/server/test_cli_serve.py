@@ -45,7 +45,7 @@ def test_warden_serve_refuses_a_public_address_without_a_token(tmp_path):
         [
             sys.executable,
             "-m",
-            "warden_cli.main",
+            "warden_cli",
             "serve",
             "--app",
             "tests.server.warden_test_app:runtime",
