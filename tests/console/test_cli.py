@@ -174,7 +174,8 @@ def test_model_option_puts_a_real_model_behind_the_demo_agents(db_path):
 def test_headless_modules_import_without_textual():
     code = (
         "import sys, tui, tui.backend, tui.untrusted, tui.formatting, warden_cli.app, warden_cli.main, "
-        "warden_cli.headless, warden_cli.console, warden_demo.agents, warden_demo.model, warden_demo.runtime_choice; bad = sorted(m for m in sys.modules if m == 'textual' or m.startswith('textual.')); "
+        "warden_cli.headless, warden_cli.console, warden_demo.agents, warden_demo.model, warden_demo.runtime_choice; "
+        "bad = sorted(m for m in sys.modules if m == 'textual' or m.startswith('textual.')); "
         "print(bad); sys.exit(1 if bad else 0)"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
