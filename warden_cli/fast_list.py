@@ -142,7 +142,7 @@ def fast_runs_list(argv: list[str]) -> bool:
         sys.exit(2)
     db = opts.get("db") or os.environ.get("WARDEN_DB")
     if db is None:
-        from platformdirs import user_data_dir  # as warden_cli.common.default_db_path, without typer
+        from platformdirs import user_data_dir  # as warden_demo.runtime_choice.default_db_path, without its dataclass
 
         db = os.path.join(user_data_dir("warden", appauthor=False), "warden.db")
     if db.lower().startswith(("postgresql://", "postgres://", "sqlite:", "memory:")):

@@ -172,7 +172,7 @@ def runs_show(
 ) -> None:
     """Show a pending run: the request that started it, the model's text before each call, the
     calls (k of n in their step), arguments, fingerprints, input schemas, and decisions taken."""
-    from tui.context import run_context
+    from agent_core.decision_context import run_context
     from tui.untrusted import escape_unsafe, to_json
 
     async def go(runtime: Any) -> None:
