@@ -28,6 +28,12 @@ def env(**extra: str) -> dict[str, str]:
     return {**out, "WARDEN_DEMO_DELAY": "0", **extra}
 
 
+def warden(*args: str, importtime: bool = True, **extra: str) -> subprocess.CompletedProcess[str]:
+    """The installed script, as a user runs it (``-X importtime``: the modules it loads, on stderr)."""
+    cmd = [sys.executable, *(["-X", "importtime"] if importtime else []), str(WARDEN), *args]
+    return subprocess.run(cmd, cwd=ROOT, env=env(**extra), capture_output=True, text=True, timeout=120)
+
+
 def imported(stderr: str) -> set[str]:
     """The modules ``python -X importtime`` reports."""
     return {line.rsplit("|", 1)[-1].strip() for line in stderr.splitlines() if line.startswith("import time:")}
@@ -38,14 +44,7 @@ def console_modules(modules: set[str]) -> set[str]:
 
 
 def test_serve_help_imports_neither_the_console_nor_textual():
-    result = subprocess.run(
-        [sys.executable, "-X", "importtime", str(WARDEN), "serve", "--help"],
-        cwd=ROOT,
-        env=env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = warden("serve", "--help")
     assert result.returncode == 0, result.stderr[-2000:]
     assert "--cors-origin" in result.stdout and "--tokens-file" in result.stdout
     modules = imported(result.stderr)
@@ -90,14 +89,7 @@ def test_serving_the_demo_imports_neither_the_console_nor_textual(tmp_path):
     ],
 )
 def test_runs_list_imports_no_textual(tmp_path, args):
-    result = subprocess.run(
-        [sys.executable, "-X", "importtime", str(WARDEN), *args],
-        cwd=ROOT,
-        env=env(WARDEN_DB=str(tmp_path / "w.db"), XDG_DATA_HOME=str(tmp_path / "xdg")),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = warden(*args, WARDEN_DB=str(tmp_path / "w.db"), XDG_DATA_HOME=str(tmp_path / "xdg"))
     assert result.returncode == 0, result.stderr[-2000:]
     assert "no pending runs" in result.stdout or '"total": 0' in result.stdout
     modules = imported(result.stderr)
@@ -129,16 +121,10 @@ def test_serve_hands_the_demo_store_to_the_server_as_an_argument(tmp_path, monke
 
 
 def test_a_demo_store_the_server_cannot_open_is_one_line(tmp_path):
-    result = subprocess.run(
-        [str(WARDEN), "serve", "--db", "/proc/no-such-dir/warden.db", "--port", "0"],
-        cwd=ROOT,
-        env=env(XDG_DATA_HOME=str(tmp_path / "xdg")),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    bad = "/proc/no-such-dir/warden.db"
+    result = warden("serve", "--db", bad, "--port", "0", importtime=False, XDG_DATA_HOME=str(tmp_path / "xdg"))
     assert result.returncode == 2, result.stderr
-    assert result.stderr.startswith("warden: the demo agents on '/proc/no-such-dir/warden.db': ")
+    assert result.stderr.startswith(f"warden: the demo agents on {bad!r}: ")
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
 
 
