@@ -13,7 +13,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from warden_demo.runtime_choice import CliError, Settings, load_runtime
+from warden_demo.runtime_choice import CliError, Settings, chosen_runtime
 
 DbOption = Annotated[
     str | None,
@@ -58,7 +58,7 @@ def run_on_runtime(settings: Settings, coro_fn: Callable[[Any], Awaitable[None]]
             async with RemoteRuntime(settings.server, settings.token or os.environ.get(TOKEN_ENV)) as remote:
                 await coro_fn(remote)
             return
-        runtime, _ = load_runtime(settings)
+        runtime, _ = chosen_runtime(settings)
         async with runtime:
             await coro_fn(runtime)
 

@@ -60,8 +60,9 @@ def db_location(settings: Settings) -> str:
     return db if is_postgres_url(db) else str(Path(db).expanduser())
 
 
-def load_runtime(settings: Settings) -> tuple[Any, str]:
-    """The runtime to use and a label of its store (for the status bar)."""
+def chosen_runtime(settings: Settings) -> tuple[Any, str]:
+    """The runtime ``settings`` choose (``--app``'s, else the demo agents) and a label of its store
+    (for the status bar). Not ``agent_core.app_loader.load_runtime``, which loads an ``--app`` only."""
     if settings.app:
         from agent_core.app_loader import AppLoadError
         from agent_core.app_loader import load_runtime as load_app
