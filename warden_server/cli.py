@@ -53,11 +53,13 @@ def load_runtime(spec: str) -> Runtime:
 
 
 def demo_runtime(db: str) -> Runtime:
-    """The demo agents (``warden_demo``) on the store ``db`` names; a store it cannot open is a ``ServeError``."""
-    from warden_demo.agents import build_demo_runtime
+    """The demo agents on the store ``db`` names, built as the console and the CLI build them
+    (``warden_demo.runtime_choice``); a store it cannot open is a ``ServeError``."""
+    from warden_demo.runtime_choice import Settings, chosen_runtime
 
     try:
-        return build_demo_runtime(db)
+        runtime: Runtime = chosen_runtime(Settings(db=db))[0]
+        return runtime
     except Exception as exc:  # a directory that cannot be created, a bad URL: one line, as for --app
         raise ServeError(f"the demo agents on {db!r}: {type(exc).__name__}: {exc}") from exc
 
