@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from warden_demo.runtime_choice import (
     CliError,
     Settings,
-    chosen_runtime,
     db_location,
     demo_runtime_builder,
     resolve_actor,
+    runtime_and_store_label,
 )
 
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ def console_backend(settings: Settings, *, actor: str | None = None) -> ConsoleB
     if settings.app:
         from tui.backend import LocalBackend
 
-        runtime, label = chosen_runtime(settings)
+        runtime, label = runtime_and_store_label(settings)
         return LocalBackend(_with_actor(runtime, actor), store_label=label)
     build = demo_runtime_builder(settings)
 

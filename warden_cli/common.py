@@ -13,7 +13,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from warden_demo.runtime_choice import CliError, Settings, chosen_runtime
+from warden_demo.runtime_choice import CliError, Settings, runtime_and_store_label
 
 DbOption = Annotated[
     str | None,
@@ -58,7 +58,7 @@ def run_on_runtime(settings: Settings, coro_fn: Callable[[Any], Awaitable[None]]
             async with RemoteRuntime(settings.server, settings.token or os.environ.get(TOKEN_ENV)) as remote:
                 await coro_fn(remote)
             return
-        runtime, _ = chosen_runtime(settings)
+        runtime, _ = runtime_and_store_label(settings)
         async with runtime:
             await coro_fn(runtime)
 

@@ -55,10 +55,10 @@ def load_runtime(spec: str) -> Runtime:
 def demo_runtime(db: str) -> Runtime:
     """The demo agents on the store ``db`` names, built as the console and the CLI build them
     (``warden_demo.runtime_choice``); a store it cannot open is a ``ServeError``."""
-    from warden_demo.runtime_choice import Settings, chosen_runtime
+    from warden_demo.runtime_choice import Settings, runtime_and_store_label
 
     try:
-        runtime: Runtime = chosen_runtime(Settings(db=db))[0]
+        runtime: Runtime = runtime_and_store_label(Settings(db=db))[0]
         return runtime
     except Exception as exc:  # a directory that cannot be created, a bad URL: one line, as for --app
         raise ServeError(f"the demo agents on {db!r}: {type(exc).__name__}: {exc}") from exc
