@@ -52,18 +52,6 @@ def load_runtime(spec: str) -> Runtime:
         raise ServeError(exc.message) from exc
 
 
-def demo_runtime(db: str) -> Runtime:
-    """The demo agents on the store ``db`` names, built as the console and the CLI build them
-    (``warden_demo.runtime_choice``); a store it cannot open is a ``ServeError``."""
-    from warden_demo.runtime_choice import Settings, runtime_and_store_label
-
-    try:
-        runtime: Runtime = runtime_and_store_label(Settings(db=db))[0]
-        return runtime
-    except Exception as exc:  # a directory that cannot be created, a bad URL: one line, as for --app
-        raise ServeError(f"the demo agents on {db!r}: {type(exc).__name__}: {exc}") from exc
-
-
 def resolve_token(token: str | None) -> str | None:
     """The token to require: ``--token``, else ``$WARDEN_API_TOKEN``, else None (no auth).
 
@@ -102,6 +90,18 @@ def _if_installed(module: str) -> str:
     except ImportError:
         return "auto"
     return module
+
+
+def demo_runtime(db: str) -> Runtime:
+    """The demo agents on the store ``db`` names, built as the console and the CLI build them
+    (``warden_demo.runtime_choice``); a store it cannot open is a ``ServeError``."""
+    from warden_demo.runtime_choice import Settings, runtime_and_store_label
+
+    try:
+        runtime: Runtime = runtime_and_store_label(Settings(db=db))[0]
+        return runtime
+    except Exception as exc:  # a directory that cannot be created, a bad URL: one line, as for --app
+        raise ServeError(f"the demo agents on {db!r}: {type(exc).__name__}: {exc}") from exc
 
 
 class _Server(uvicorn.Server):
