@@ -16,6 +16,7 @@ from typing import Any
 
 import uvicorn
 
+from agent_core import Runtime
 from agent_core.app_loader import AppLoadError, load_runtime
 from agent_core.webhooks import WebhookNotifier
 from warden_server.app import DEFAULT_BODY_TIMEOUT_SECONDS, DEFAULT_MAX_BODY_BYTES, check_token, create_app
