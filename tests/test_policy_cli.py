@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def warden(*args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-c", "from tui.cli import main; main()", *args]
+    cmd = [sys.executable, "-m", "warden_cli", *args]
     return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
 
 
@@ -121,7 +121,7 @@ async def test_runs_show_names_the_rule(tmp_path: Path, monkeypatch) -> None:
         await stream.chunks()
         assert stream.status == "suspended"
     env = {**os.environ, "WARDEN_TEST_DB": db, "WARDEN_TEST_EXEC": exec_path, "PYTHONPATH": str(ROOT)}
-    cmd = [sys.executable, "-m", "tui.cli", "runs", "show", stream.run_id, "--app", "tests.apps.policy_app:runtime"]
+    cmd = [sys.executable, "-m", "warden_cli", "runs", "show", stream.run_id, "--app", "tests.apps.policy_app:runtime"]
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "  policy      rule deletes: deletes need a person" in done.stdout.splitlines()
@@ -142,7 +142,7 @@ async def test_runs_approve_says_how_many_approvals(tmp_path: Path) -> None:
         await stream.chunks()
     env = {**os.environ, "WARDEN_TEST_DB": db, "WARDEN_TEST_EXEC": exec_path, "PYTHONPATH": str(ROOT)}
     app = ["--app", "tests.apps.policy_app:runtime"]
-    cmd = [sys.executable, "-m", "tui.cli", "runs", "approve", stream.run_id, "--tool-call", "d1", *app]
+    cmd = [sys.executable, "-m", "warden_cli", "runs", "approve", stream.run_id, "--tool-call", "d1", *app]
     done = subprocess.run([*cmd, "--actor", "alice"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert f"pending approval: delete_record run {stream.run_id} tool call d1, 1 of 2 approvals (alice)" in done.stdout

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from tui.cli_common import fail
+from warden_cli.common import fail
 
 policy_app = typer.Typer(
     add_completion=False,
