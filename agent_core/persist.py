@@ -167,6 +167,9 @@ class Runs:
                 seq=leaf.call.seq,
                 created_at=leaf.call.pending_since or now,
                 expires_at=leaf.call.expires_at if leaf.kind == "approval" else None,
+                approvers_required=leaf.call.approvers_required,
+                policy_rule=leaf.call.policy_rule,
+                requested_by=state.requested_by,
             )
             for leaf in leaves
         ]
