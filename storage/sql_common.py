@@ -85,8 +85,9 @@ AGENT_OF_RUN = "SELECT agent_id FROM runs WHERE run_id = $1"
 
 # -- pending calls ----------------------------------------------------------------------------
 CALLS_OF_RUN = f"SELECT {CALL_COLS} FROM pending_calls WHERE run_id = $1 ORDER BY created_at, seq"
+_N_CALL_COLS = len(CALL_COLS.split(","))
 INSERT_CALL = (
-    f"INSERT INTO pending_calls ({CALL_COLS}) VALUES ({', '.join(f'${i}' for i in range(1, len(CALL_COLS.split(',')) + 1))}) "
+    f"INSERT INTO pending_calls ({CALL_COLS}) VALUES ({', '.join(f'${i}' for i in range(1, _N_CALL_COLS + 1))}) "
     "ON CONFLICT (run_id, tool_call_id) DO NOTHING"
 )
 DELETE_CALL = "DELETE FROM pending_calls WHERE run_id = $1 AND tool_call_id = $2"
