@@ -10,10 +10,10 @@ from typing import Unpack
 
 from agent_core.errors import InvalidRequest
 from agent_core.options import ListFilters
-from agent_core.quorum import approvals_of
 from agent_core.views import SuspendedRunList
 from storage.base import Store
 from storage.listing import KINDS, SORTS
+from storage.votes import approvals_of
 
 
 async def list_suspended(

@@ -25,17 +25,9 @@ from agent_core.fingerprint import fingerprint as fingerprint_of
 from agent_core.stream import AgentStream
 from storage.base import Store
 from storage.records import AuditRow, PendingCallRow
+from storage.votes import approvals_of
 
 __all__ = ["VoteNeeded", "approval_chunk", "approvals_of", "needs_vote", "quorum_line", "record_vote"]
-
-
-def approvals_of(entries: list[AuditRow], fingerprint: str) -> list[dict[str, Any]]:
-    """The votes for ``fingerprint``, one per actor, oldest first: ``{actor, at}`` (``at`` ISO 8601)."""
-    seen: dict[str, dict[str, Any]] = {}
-    for e in entries:
-        if e.decision == "vote" and e.actor and (e.detail or {}).get("fingerprint") == fingerprint:
-            seen.setdefault(e.actor, {"actor": e.actor, "at": datetime.fromtimestamp(e.decided_at, UTC).isoformat()})
-    return list(seen.values())
 
 
 def quorum_line(approvals: list[dict[str, Any]], required: int) -> str:

@@ -148,3 +148,38 @@ async def test_runs_approve_says_how_many_approvals(tmp_path: Path) -> None:
     assert f"pending approval: delete_record run {stream.run_id} tool call d1, 1 of 2 approvals (alice)" in done.stdout
     again = subprocess.run([*cmd, "--actor", "alice"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert again.returncode != 0 and "AGENT_ALREADY_VOTED" in again.stderr
+
+
+async def test_runs_list_shows_the_rule_and_the_votes(tmp_path: Path) -> None:
+    """``warden runs list``, store-only and with the agents, JSON and table: rule, votes, requester."""
+    import os
+
+    from agent_core.policy import Policy
+    from tests.apps.policy_app import build_runtime
+
+    db, exec_path = str(tmp_path / "w.db"), str(tmp_path / "exec.db")
+    four_eyes = Policy.from_dict(
+        {"rules": [{"id": "deletes", "tools": ["delete_*"], "decision": "ask", "approvers": 2, "reason": "two"}]}
+    )
+    async with build_runtime(db, exec_path, four_eyes) as runtime:
+        stream = await runtime.get_agent("ops").stream("tidy up", actor="bob")
+        await stream.chunks()
+        await (await runtime.approve_tool_call(run_id=stream.run_id, actor="alice")).chunks()
+    env = {**os.environ, "WARDEN_TEST_DB": db, "WARDEN_TEST_EXEC": exec_path, "PYTHONPATH": str(ROOT)}
+
+    def listed(*args: str) -> str:
+        cmd = [sys.executable, "-m", "warden_cli", "runs", "list", *args]
+        done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    store_only = json.loads(listed("--json", "--db", db))
+    with_agents = json.loads(listed("--json", "--app", "tests.apps.policy_app:runtime"))
+    assert store_only == with_agents
+    [run] = store_only["runs"]
+    [call] = run["tool_calls"]
+    assert run["requested_by"] == "bob"
+    assert (call["policy_rule"], call["approvers_required"]) == ("deletes", 2)
+    assert [a["actor"] for a in call["approvals"]] == ["alice"]
+    table = listed("--db", db).splitlines()
+    assert table[0].split()[-1] == "POLICY" and table[1].endswith("deletes 1/2")
