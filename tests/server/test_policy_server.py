@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from tests.server.helpers import error_of, first, raw, sse_post, types
 from tests.server.test_routes_raw import A, suspend_delete
+from warden_client import SyncWardenClient
 from warden_server.tokens import add_token
 
 POLICY = """
@@ -41,6 +42,15 @@ def test_quorum_over_http(servers, tmp_path, monkeypatch):
         context = a.get(f"/api/runs/{run_id}/context").json()["calls"][approval["payload"]["toolCallId"]]
         assert (context["policyRule"], context["approversRequired"]) == ("deletes", 2)
         assert [v["actor"] for v in context["approvals"]] == ["alice"]
+        [listed] = a.get("/api/suspended-runs").json()["runs"]  # every listed call shows them too
+        assert listed["requestedBy"] == "bob"
+        [call] = listed["toolCalls"]
+        assert (call["policyRule"], call["approversRequired"]) == ("deletes", 2)
+        assert [v["actor"] for v in call["approvals"]] == ["alice"]
+        with SyncWardenClient(server.url, token=alice) as client:
+            [run] = client.list_suspended_runs().runs
+        assert run.requested_by == "bob" and [v["actor"] for v in run.tool_calls[0].approvals] == ["alice"]
+        assert (run.tool_calls[0].policy_rule, run.tool_calls[0].approvers_required) == ("deletes", 2)
         r, chunks = sse_post(c, f"{A}/approve-tool-call", {"runId": run_id})
         assert r.status_code == 200 and "tool-result" in types(chunks)
         assert len(servers.executions("delete-record")) == 1
