@@ -183,3 +183,32 @@ async def test_runs_list_shows_the_rule_and_the_votes(tmp_path: Path) -> None:
     assert [a["actor"] for a in call["approvals"]] == ["alice"]
     table = listed("--db", db).splitlines()
     assert table[0].split()[-1] == "POLICY" and table[1].endswith("deletes 1/2")
+
+
+async def test_policy_option_on_the_runs_commands(tmp_path: Path) -> None:
+    """``--policy FILE`` on each ``warden runs`` subcommand: checked first (a bad file is a usage
+    error naming it, before anything is read or changed), then passed to the runtime it loads."""
+    import os
+
+    from tests.apps.policy_app import DELETES_ASK, build_runtime
+
+    db, exec_path = str(tmp_path / "w.db"), str(tmp_path / "exec.db")
+    async with build_runtime(db, exec_path) as runtime:  # no policy: the deletes run at once
+        assert (await (await runtime.get_agent("ops").stream("tidy up")).result()).status == "finished"
+    good, bad = tmp_path / "deletes.toml", tmp_path / "bad.toml"
+    good.write_text(DELETES_ASK, encoding="utf-8")
+    bad.write_text('[[rules]]\nid = "x"\nwhen = "args.("\ndecision = "ask"\n', encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WARDEN_")}
+    env.update({"WARDEN_TEST_DB": db, "WARDEN_TEST_EXEC": exec_path, "PYTHONPATH": str(ROOT)})
+    app = ("--app", "tests.apps.policy_app:runtime")
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        cmd = [sys.executable, "-m", "warden_cli", "runs", *args]
+        return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+
+    for args in (("list", "--db", db), ("show", "nope", *app), ("approve", "nope", *app), ("sweep", *app)):
+        done = run(*args, "--policy", str(bad))
+        assert (done.returncode, done.stdout) == (2, "") and "bad.toml" in done.stderr, (args, done.stderr)
+    for args in (("list", "--db", db), ("sweep", *app)):
+        done = run(*args, "--policy", str(good))
+        assert done.returncode == 0, (args, done.stderr)

@@ -78,7 +78,7 @@ def render_list(runs: list[dict[str, Any]], total: int, *, page: int, per_page: 
     now = datetime.now(UTC)
     ruled = any(c.get("policy_rule") or c.get("approvers_required", 1) > 1 for r in runs for c in r["tool_calls"])
     header = ("RUN", "AGENT", "THREAD", "TOOL", "KIND", "AGE", "EXPIRES", "FINGERPRINT", "TOOL CALL")
-    rows: list[tuple[str, ...]] = [header + ("POLICY",) if ruled else header]
+    rows: list[tuple[str, ...]] = [(*header, "POLICY") if ruled else header]
     for run in runs:
         age = format_age((now - datetime.fromisoformat(run["suspended_at"])).total_seconds())
         for call in run["tool_calls"]:

@@ -144,6 +144,8 @@ ShadowPolicyOption = Annotated[
 def use_policy_files(policy: str | None, shadow_policy: str | None) -> None:
     """Check ``--policy`` / ``--shadow-policy`` (or their variables) now, before any UI or server starts,
     and pass them on through the environment to wherever the runtime is loaded."""
+    if not (policy or shadow_policy or os.environ.get("WARDEN_POLICY") or os.environ.get("WARDEN_SHADOW_POLICY")):
+        return  # nothing to check: agent_core is not imported for it
     from agent_core.errors import WardenError
     from agent_core.policy_env import POLICY_ENV, SHADOW_POLICY_ENV, load_checked
 

@@ -29,6 +29,7 @@ from warden_cli.common import (
     run_on_runtime,
 )
 from warden_cli.fast_list import KIND_SHOWN as _KIND_SHOWN
+from warden_cli.policy import PolicyOption, use_policy_files
 from warden_demo.runtime_choice import Settings, db_location, resolve_actor
 
 runs_app = typer.Typer(
@@ -68,6 +69,7 @@ def runs_list(
     app_spec: AppOption = None,
     server: ServerOption = None,
     token: TokenOption = None,
+    policy: PolicyOption = None,
     as_json: JsonOption = False,
     thread: Annotated[str | None, typer.Option("--thread", help="Only this thread")] = None,
     resource: Annotated[str | None, typer.Option("--resource", help="Only this resource")] = None,
@@ -76,6 +78,7 @@ def runs_list(
     per_page: Annotated[int, typer.Option("--per-page", min=1, max=1000)] = 50,
 ) -> None:
     """List runs waiting for a decision, newest first."""
+    use_policy_files(policy, None)
     list_runs(
         merge_settings(ctx, db, app_spec, server, token),
         as_json=as_json,
@@ -168,10 +171,12 @@ def runs_show(
     app_spec: AppOption = None,
     server: ServerOption = None,
     token: TokenOption = None,
+    policy: PolicyOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Show a pending run: the request that started it, the model's text before each call, the
     calls (k of n in their step), arguments, fingerprints, input schemas, and decisions taken."""
+    use_policy_files(policy, None)
     from agent_core.decision_context import run_context
     from tui.untrusted import escape_unsafe, to_json
 
@@ -318,12 +323,14 @@ def runs_approve(
     app_spec: AppOption = None,
     server: ServerOption = None,
     token: TokenOption = None,
+    policy: PolicyOption = None,
     actor: ActorOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Approve a pending call; the tool runs and the agent continues.
 
     --fingerprint refers to the call as presented (its original arguments), also with --args."""
+    use_policy_files(policy, None)
     edited: dict[str, Any] | None = None
     if args is not None:
         try:
@@ -356,10 +363,12 @@ def runs_decline(
     app_spec: AppOption = None,
     server: ServerOption = None,
     token: TokenOption = None,
+    policy: PolicyOption = None,
     actor: ActorOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Decline a pending call; the tool never runs and the model is told why."""
+    use_policy_files(policy, None)
     settings = merge_settings(ctx, db, app_spec, server, token)
     who = _decider(settings, actor)
 
@@ -381,10 +390,12 @@ def runs_resume(
     app_spec: AppOption = None,
     server: ServerOption = None,
     token: TokenOption = None,
+    policy: PolicyOption = None,
     actor: ActorOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Resume a suspended tool with data matching its resume schema."""
+    use_policy_files(policy, None)
     try:
         resume_data = json.loads(data)
     except ValueError as error:
@@ -411,11 +422,13 @@ def runs_recover(
     app_spec: AppOption = None,
     server: ServerOption = None,
     token: TokenOption = None,
+    policy: PolicyOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Recover runs left behind by a crash: continue those whose calls all have results,
     put decided calls whose tool never started back to pending, re-run interrupted
     calls of idempotent tools. Needs --app (the agents continue the runs), or --server."""
+    use_policy_files(policy, None)
     settings = merge_settings(ctx, db, app_spec, server, token)
     if settings.app is None and not settings.server:
         fail("warden runs recover needs --app module:runtime (the agents continue the runs) or --server URL", 2)
@@ -434,11 +447,13 @@ def runs_sweep(
     app_spec: AppOption = None,
     server: ServerOption = None,
     token: TokenOption = None,
+    policy: PolicyOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Expire approvals past their deadline (approval_timeout): the tools never run, the
     models are told, the runs continue here for the agents of --app (or the demo agents of --db);
     runs hosted elsewhere that ask for handover (an MCP proxy's) are recorded for their host."""
+    use_policy_files(policy, None)
     settings = merge_settings(ctx, db, app_spec, server, token)
 
     async def go(runtime: Any) -> None:
