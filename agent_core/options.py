@@ -33,6 +33,9 @@ class SentRunOptions(TypedDict, total=False):
     max_steps: int | None
     request_context: dict[str, Any] | None
     approval_timeout: float | None
+    #: who starts the run (its ``requested_by``, never counted toward its four-eyes quorums); over
+    #: HTTP with tokens the token's name, which a different ``actor`` may not contradict.
+    actor: str | None
 
 
 class RunOptions(SentRunOptions, total=False):
@@ -42,7 +45,6 @@ class RunOptions(SentRunOptions, total=False):
     auto_resume_suspended_tools: bool | None
     tool_call_concurrency: int | None
     output_schema: type[BaseModel] | None
-    actor: str | None
 
 
 class ListFilters(TypedDict, total=False):

@@ -3,6 +3,8 @@ a vote that leaves the quorum short re-emits the approval with its votes, the se
 
 from __future__ import annotations
 
+import pytest
+
 from tests.server.helpers import error_of, first, raw, sse_post, types
 from tests.server.test_routes_raw import A, suspend_delete
 from warden_client import SyncWardenClient
@@ -62,3 +64,30 @@ def test_quorum_over_http(servers, tmp_path, monkeypatch):
         ]
         assert {e["policyRule"] for e in entries} == {"deletes"}
         assert all(e["policyVersion"].startswith("sha256:") for e in entries)
+
+
+def test_the_client_sends_who_starts_a_run(servers, tmp_path):
+    """``stream(actor=)`` through the client SDK: recorded as the run's ``requested_by`` without auth;
+    with tokens it must be the token's name (another name is ``InvalidRequest``, nothing started)."""
+    from agent_core.errors import InvalidRequest
+
+    tokens = tmp_path / "tokens.json"
+    bob = add_token(tokens, "bob", "approver")
+    open_server = servers.start("open", token=None)
+    with SyncWardenClient(open_server.url) as client:
+        stream = client.agent("ops").stream("delete o1", actor="dave")
+        list(stream.full_stream)
+        assert stream.status == "suspended"
+        [run] = [r for r in client.list_suspended_runs().runs if r.run_id == stream.run_id]
+        assert run.requested_by == "dave"
+    guarded = servers.start("guarded", token=None, extra_args=("--tokens-file", str(tokens)))
+    with SyncWardenClient(guarded.url, token=bob) as client:
+        before = client.list_suspended_runs().total
+        with pytest.raises(InvalidRequest) as error:
+            client.agent("ops").stream("delete o2", actor="mallory")
+        assert "mallory" in str(error.value) and "bob" in str(error.value)
+        assert client.list_suspended_runs().total == before and servers.executions("delete-record") == []
+        stream = client.agent("ops").stream("delete o3", actor="bob")
+        list(stream.full_stream)
+        [run] = [r for r in client.list_suspended_runs().runs if r.run_id == stream.run_id]
+        assert run.requested_by == "bob"
