@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 from agent_core import Agent, Runtime, create_tool
 from agent_core.models import FunctionModel, Message, ModelRequestInfo, ModelResponse, ToolCall
@@ -13,6 +14,15 @@ from tests import policy_fixtures
 from tests.test_quorum import FOUR_EYES, RefundIn, refund_agent
 
 location = policy_fixtures.location
+
+#: a pending run and its call as a version-5 store held them (before the policy columns)
+SCHEMA_5_ROWS = (
+    "INSERT INTO runs (run_id, agent_id, status, snapshot, created_at, suspended_at, updated_at) "
+    "VALUES ('r1', 'mailer', 'suspended', '{}', 1, 1, 1)",
+    "INSERT INTO pending_calls (run_id, tool_call_id, tool_name, kind, status, fingerprint, args, "
+    "agent_path, seq, created_at) VALUES ('r1', 'c1', 'send_email', 'approval', 'pending', 'fp', "
+    "'{\"to\":\"ana\"}', '[]', 0, 1)",
+)
 
 
 async def test_a_four_eyes_call_lists_its_rule_votes_and_requester(location: str) -> None:
@@ -54,6 +64,16 @@ async def test_a_call_without_a_policy_lists_the_defaults(location: str) -> None
         assert (run.requested_by, call.policy_rule, call.approvers_required, call.approvals) == (None, None, 1, [])
 
 
+async def _lists_the_defaults(store: Any) -> None:
+    """The store migrates on first use; the old call lists as one approver, no rule, no requester."""
+    try:
+        [row], total = await store.list_suspended()
+        call = row.calls[0]
+        assert total == 1 and (call.approvers_required, call.policy_rule, call.requested_by) == (1, None, None)
+    finally:
+        await store.aclose()
+
+
 async def test_sqlite_schema_5_gains_the_policy_columns_with_defaults(tmp_path: Path) -> None:
     """A call stored before version 6 lists as one approver, no rule, no requester; nothing else changes."""
     from storage.sqlite import _MIGRATIONS, _statements
@@ -65,22 +85,9 @@ async def test_sqlite_schema_5_gains_the_policy_columns_with_defaults(tmp_path: 
             for statement in _statements(_MIGRATIONS[version]):
                 db.execute(statement)
             db.execute("INSERT INTO warden_schema (version) VALUES (?)", (version,))
-        db.execute(
-            "INSERT INTO runs (run_id, agent_id, status, snapshot, created_at, suspended_at, updated_at) "
-            "VALUES ('r1', 'mailer', 'suspended', '{}', 1, 1, 1)"
-        )
-        db.execute(
-            "INSERT INTO pending_calls (run_id, tool_call_id, tool_name, kind, status, fingerprint, args, "
-            "agent_path, seq, created_at) VALUES ('r1', 'c1', 'send_email', 'approval', 'pending', 'fp', "
-            "'{\"to\":\"ana\"}', '[]', 0, 1)"
-        )
-    store = SqliteStore(path)
-    try:
-        [row], total = await store.list_suspended()
-        call = row.calls[0]
-        assert total == 1 and (call.approvers_required, call.policy_rule, call.requested_by) == (1, None, None)
-    finally:
-        await store.aclose()
+        for statement in SCHEMA_5_ROWS:
+            db.execute(statement)
+    await _lists_the_defaults(SqliteStore(path))
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT MAX(version) FROM warden_schema").fetchone()[0] == 6
 
@@ -97,21 +104,8 @@ async def test_postgres_schema_5_gains_the_policy_columns_with_defaults() -> Non
         for version in (1, 2, 3, 4, 5):
             await conn.execute(_MIGRATIONS[version])
             await conn.execute("INSERT INTO warden_schema (version) VALUES ($1)", version)
-        await conn.execute(
-            "INSERT INTO runs (run_id, agent_id, status, snapshot, created_at, suspended_at, updated_at) "
-            "VALUES ('r1', 'mailer', 'suspended', '{}', 1, 1, 1)"
-        )
-        await conn.execute(
-            "INSERT INTO pending_calls (run_id, tool_call_id, tool_name, kind, status, fingerprint, args, "
-            "agent_path, seq, created_at) VALUES ('r1', 'c1', 'send_email', 'approval', 'pending', 'fp', "
-            "'{\"to\":\"ana\"}', '[]', 0, 1)"
-        )
-        store = PostgresStore(dsn)
-        try:
-            [row], total = await store.list_suspended()
-            call = row.calls[0]
-            assert total == 1 and (call.approvers_required, call.policy_rule, call.requested_by) == (1, None, None)
-        finally:
-            await store.aclose()
+        for statement in SCHEMA_5_ROWS:
+            await conn.execute(statement)
+        await _lists_the_defaults(PostgresStore(dsn))
         assert await conn.fetchval("SELECT MAX(version) FROM warden_schema") == 6
         await conn.close()
