@@ -21,8 +21,10 @@ from textual.worker import Worker
 from storage.errors import WardenError  # not ``agent_core``'s: the first frame needs no runtime module
 from tui import keymap
 from tui.deferred_backend import DeferredBackend
+from tui.key_order import KeyQueue, deliver, screen_ready
 from tui.messages import (
     CallResolved,
+    KeysReady,
     CallsGone,
     DeadlinePassed,
     DecideCall,
@@ -128,7 +130,6 @@ class WardenApp(App[None]):
         #: the prompt is empty (sent or cleared); ``f2`` still opens it.
         self._held_by_typing = False
         self.bounced_keys = 0
-        self._after_bounce = False
         self.now = now or (lambda: datetime.now(UTC))
         self.picker_refresh = picker_refresh
         self.pending_refresh = pending_refresh
@@ -144,6 +145,10 @@ class WardenApp(App[None]):
         self.streams_done = 0
         self.decisions = 0
         self._screens_css = False
+        #: Keys read before the screen they are meant for is ready (``tui.key_order``).
+        self.keys = KeyQueue()
+        self._key_in_hand = False
+        self._keys_watch: Any = None
 
     # -- screens -------------------------------------------------------------------------------
     def load_screens_css(self) -> None:
@@ -188,6 +193,10 @@ class WardenApp(App[None]):
         mode: str | None = None,
     ) -> AwaitMount | asyncio.Future[ScreenResultType]:
         self.load_screens_css()  # before the screen's nodes are styled
+        if self._key_in_hand and not isinstance(screen, str):
+            # Opened by a key: the keys typed after it are this screen's, once it is ready.
+            self.keys.holding = True
+            screen.opened_by_key = True  # type: ignore[attr-defined]
         if wait_for_dismiss:
             return super().push_screen(screen, callback, True, mode=mode)
         return super().push_screen(screen, callback, False, mode=mode)
@@ -255,7 +264,11 @@ class WardenApp(App[None]):
                 await self._open_pending_at_start()
         finally:
             self.call_after_refresh(backend.release)
-        await backend.ready()
+        try:
+            await backend.ready()
+        except Exception:
+            self.run_screen.drop_queued("the runtime did not load")
+            raise
         await self.run_screen.set_agents(backend.list_agents(), backend.store_label)
         self._start_recovery()
         if not early:
@@ -462,19 +475,73 @@ class WardenApp(App[None]):
         if not self.open_waiting_dialog():
             self._show_waiting()
 
-    # -- keys: nothing typed decides, nothing typed is lost --------------------------------------
+    # -- keys: nothing typed decides, nothing typed is lost, every key where it was meant -------
     async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.Key) and not event.is_forwarded:
-            self.guard.key_pressed()
-            if self._bounce(event):
-                return
-            if self._after_bounce and self.screen is self.run_screen:
-                # The dialog has just closed; until the prompt has the focus back, keys go to it.
-                if self.focused is None:
-                    self.run_screen.type_into_prompt(event)
-                    return
-                self._after_bounce = False
-        await super().on_event(event)
+        if not isinstance(event, events.Key):
+            await super().on_event(event)
+            return
+        if event.is_forwarded:  # a key given to a widget's queue (a bounce) and bubbled back
+            await self._in_hand(super().on_event(event))
+            return
+        if self.keys.holding and not await self._release_keys():
+            self.keys.keep(event)  # its screen is not ready: replayed, in order, once it is
+            self._watch_keys()
+            return
+        await self._in_hand(self._handle_key(event))
+
+    async def _in_hand(self, handling: Awaitable[None]) -> None:
+        """Handle a key, knowing that a screen pushed meanwhile was opened by it."""
+        self._key_in_hand = True
+        try:
+            await handling
+        finally:
+            self._key_in_hand = False
+
+    async def _release_keys(self) -> bool:
+        """Replay the held keys if their screen is ready; True when none is held any longer."""
+        if not screen_ready(self):
+            return False
+        self.keys.holding = False
+        while not self.keys.holding:
+            held = self.keys.next()
+            if held is None:
+                return True
+            await self._in_hand(self._handle_key(held))
+        return False  # a replayed key opened a screen: the rest wait for it
+
+    def _watch_keys(self) -> None:
+        """Held keys wait for their screen: check until it is ready, then replay them in the queue's
+        order (``KeysReady`` comes after every key read so far)."""
+        if self._keys_watch is None:
+            self._keys_watch = self.set_interval(0.01, self._check_keys, name="keys-ready")
+
+    def _check_keys(self) -> None:
+        if screen_ready(self):
+            self._keys_watch.stop()
+            self._keys_watch = None
+            self.post_message(KeysReady())
+
+    async def on_keys_ready(self, message: KeysReady) -> None:
+        if self.keys.holding and not await self._release_keys():
+            self._watch_keys()
+
+    async def _handle_key(self, event: events.Key) -> None:
+        """One key, completely: the typing guard, then where Textual would send it, now."""
+        self.guard.key_pressed()
+        if self._bounce(event):
+            return
+        screen = self.screen
+        if screen is self.run_screen and self.focused is None and screen.query("#prompt"):
+            screen.set_focus(self.run_screen.prompt)  # back from a dialog: the prompt, at once
+        if not self.app_focus:
+            self.app_focus = True
+        if screen.maximized is not None and event.key == "escape" and self.escape_to_minimize:
+            screen.minimize()
+            return
+        if self.focused:
+            screen._clear_tooltip()
+        if not await self._check_bindings(event.key, priority=True):
+            await deliver(self, event)
 
     def _bounce(self, event: events.Key) -> bool:
         """A key that may not act on the dialog (or picker) on top: close it back to the banner
@@ -487,6 +554,8 @@ class WardenApp(App[None]):
             field = isinstance(focused, Input | Select | Switch) and focused.screen is top
             if field and self.clock() - top.opened_at >= self.guard.open_guard:
                 return False  # typing a reason or a form field, deliberately opened
+            if is_picker(top) and self._picker_may_act(top, event):
+                return False
             if self.guard.may_act(top.opened_at) and (field or not _typed_elsewhere(top, event)):
                 return False
             top.bounced = True
@@ -503,9 +572,16 @@ class WardenApp(App[None]):
                 self._dialog_queue.appendleft(top.call)
                 top.dismiss(None)
         self.bounced_keys += 1
-        self._after_bounce = True
         self.run_screen.type_into_prompt(event)
         return True
+
+    def _picker_may_act(self, picker: PendingPicker, event: events.Key) -> bool:
+        """The picker's own keys that decide nothing (enter opens a run, whose dialog has its own
+        guard; arrows, ``j``/``k``, ``/``, sorts) act as soon as it is ready, unless they continue
+        typing that began before it opened by itself. ``y``/``n`` keep the whole guard."""
+        if event.key in ("y", "n") or _typed_elsewhere(picker, event):
+            return False
+        return picker.opened_by_key or not self.guard.typing_since_before(picker.opened_at)
 
     # -- deadlines: the sweep of a local runtime ------------------------------------------------
     def run_sweep(self) -> Worker[None] | None:
@@ -655,6 +731,7 @@ class WardenApp(App[None]):
                 picker.reload()
 
         verb = "approve" if approve else "decline"
+        self._say_if_deferred(f"the decision ({verb}) is taken")
         self.run_backend(go, f"Could not {verb} {call.tool_name}")
 
     def on_decide_call(self, message: DecideCall) -> None:
@@ -690,7 +767,17 @@ class WardenApp(App[None]):
 
     def _on_picker_closed(self, call: PendingCall | None) -> None:
         if call is not None:
+            self._say_if_deferred(f"run {call.run_id[:8]} opens")
             self.run_backend(lambda: self._open_run(call), "Could not open the run")
+
+    def _say_if_deferred(self, what: str) -> None:
+        """An action that must wait for the runtime still loading: the log says so (it is taken
+        once the runtime has loaded; a failure to load is its own error dialog)."""
+        backend = self.backend
+        if isinstance(backend, DeferredBackend) and backend.loaded is None:
+            self.run_screen.log_view.write_entry(
+                Text(f"⧗ the runtime is still loading: {what} once the runtime has loaded", style="dim")
+            )
 
     async def _open_run(self, call: PendingCall) -> None:
         run = await self.backend.get_run(call.run_id)
