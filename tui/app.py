@@ -531,6 +531,10 @@ class WardenApp(App[None]):
         if self._bounce(event):
             return
         screen = self.screen
+        if is_call_dialog(screen) and not screen_ready(self):
+            # A dialog that opened by itself and is not shown yet: the key was typed for the prompt.
+            self.run_screen.type_into_prompt(event)
+            return
         if screen is self.run_screen and self.focused is None and screen.query("#prompt"):
             screen.set_focus(self.run_screen.prompt)  # back from a dialog: the prompt, at once
         if not self.app_focus:

@@ -157,3 +157,77 @@ async def test_enter_on_the_picker_while_the_runtime_loads_opens_the_run_when_it
         gate.set()
         await wait_for(pilot, lambda: showing(app, ApprovalModal), "the run's dialog")
         assert app.screen.call.run_id == run_id
+
+
+async def test_esc_on_a_dialog_then_typing_goes_to_the_prompt(db_path):
+    """``esc`` closes the dialog before the next key is read: ``no thanks`` typed at once is
+    the prompt's (before, the ``n`` could reach the dialog ahead of the esc and decline)."""
+    backend = RecordingBackend(demo_runtime(db_path), store_label=str(db_path))
+    clock = FakeClock()
+    app = WardenApp(backend, **guarded(clock=clock))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: prompt_focused(app), "prompt focused")
+        burst(app, keys_of("delete record abc-781\n"))
+        await wait_for(pilot, lambda: app.run_screen.waiting, "the call waits in the banner")
+        clock.advance(5)  # a pause: the dialog opens, and a key may act on it after the guard
+        await wait_for(pilot, lambda: showing(app, ApprovalModal), "dialog after the pause")
+        clock.advance(2)
+        burst(app, ["escape", *keys_of("no thanks")])
+        await wait_for(pilot, lambda: app.run_screen.prompt_text == "no thanks", "typed into the prompt")
+        assert app.screen is app.run_screen and app.decisions == 0
+        assert len(app.run_screen.pending.calls) == 1  # still pending
+        burst(app, ["enter"])
+        await wait_for(pilot, lambda: len(backend.sent) == 2, "the next message sent")
+        assert [p for _, p in backend.sent] == ["delete record abc-781", "no thanks"]
+        assert app.decisions == 0
+
+
+async def test_a_dialog_opening_while_typing_takes_none_of_the_keys(db_path):
+    """The call's dialog is pushed between two keys of a burst, before it is shown: the keys
+    around it are the prompt's, the enter sends them, nothing is decided."""
+    backend = RecordingBackend(demo_runtime(db_path), store_label=str(db_path))
+    clock = FakeClock()
+    app = WardenApp(backend, **guarded(clock=clock))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: prompt_focused(app), "prompt focused")
+        burst(app, keys_of("delete record abc-782\n"))
+        await wait_for(pilot, lambda: app.run_screen.pending.calls, "gated call")
+        (call,) = app.run_screen.pending.calls.values()
+        burst(app, keys_of("yes n"))
+        app.call_later(app.open_dialog, call, deliberate=True)  # between two keys of the burst
+        burst(app, keys_of("o way\n"))
+        await wait_for(pilot, lambda: len(backend.sent) == 2, "the second message sent")
+        await pilot.pause(0.05)
+        assert [p for _, p in backend.sent] == ["delete record abc-782", "yes no way"]
+        assert app.run_screen.prompt_text == "" and app.decisions == 0
+        assert call.key in app.run_screen.pending.calls
+
+
+async def test_the_same_with_the_guard_off_keys_before_the_dialog_is_shown_are_the_prompts(db_path):
+    backend = RecordingBackend(demo_runtime(db_path), store_label=str(db_path))
+    app = WardenApp(backend, **guarded(approval_guard=0, typing_quiet=0, burst_gap=0, clock=FakeClock()))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: prompt_focused(app), "prompt focused")
+        burst(app, keys_of("delete record abc-783\n"))
+        await wait_for(pilot, lambda: showing(app, ApprovalModal), "dialog (no guard)")
+        burst(app, ["escape"])
+        await wait_for(pilot, lambda: app.screen is app.run_screen, "closed")
+        (call,) = app.run_screen.pending.calls.values()
+        app.call_later(app.open_dialog, call, deliberate=True)
+        burst(app, keys_of("abc"))  # read before the dialog is mounted (then: typing it does not bind)
+        await wait_for(pilot, lambda: app.run_screen.prompt_text == "abc", "the keys in the prompt, none lost")
+        assert app.decisions == 0 and call.key in app.run_screen.pending.calls
+
+
+async def test_keys_after_ctrl_o_wait_for_the_picker_then_move_and_open(db_path):
+    """A screen opened by a key takes the keys typed after that key, once it is ready: ``ctrl+o``
+    ``j`` ``enter`` at once opens the second row's run (held while the picker lists its page)."""
+    await suspend_runs(db_path, [("ops", "delete record abc-784"), ("ops", "delete record abc-785")])
+    backend = RecordingBackend(demo_runtime(db_path), store_label=str(db_path))
+    app = WardenApp(backend, **guarded(clock=FakeClock(), open_picker=False))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: prompt_focused(app), "prompt focused")
+        burst(app, ["ctrl+o", "j", "enter"])
+        await wait_for(pilot, lambda: showing(app, ApprovalModal), "the second row's dialog")
+        assert app.screen.call.args == {"record_id": "abc-784"}  # newest first: abc-785, then abc-784
+        assert backend.sent == [] and app.run_screen.prompt_text == ""
