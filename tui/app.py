@@ -130,6 +130,8 @@ class WardenApp(App[None]):
         #: the prompt is empty (sent or cleared); ``f2`` still opens it.
         self._held_by_typing = False
         self.bounced_keys = 0
+        #: Keys handled so far (held keys count once replayed).
+        self.keys_handled = 0
         self.now = now or (lambda: datetime.now(UTC))
         self.picker_refresh = picker_refresh
         self.pending_refresh = pending_refresh
@@ -232,7 +234,7 @@ class WardenApp(App[None]):
             self._start_recovery()
         page = self._first_page
         if page is not None and page.total and self.open_picker:
-            self.open_pending(page)  # before the first frame: the run screen is not drawn first
+            self.open_pending(page, first_screen=True)  # before the first frame: the run screen is not drawn first
         self.call_after_refresh(self._startup)
 
     def _start_recovery(self) -> None:
@@ -480,6 +482,8 @@ class WardenApp(App[None]):
         if not isinstance(event, events.Key):
             await super().on_event(event)
             return
+        if not self.screen_stack:  # read as the console quits: nothing left to take it
+            return
         if event.is_forwarded:  # a key given to a widget's queue (a bounce) and bubbled back
             await self._in_hand(super().on_event(event))
             return
@@ -527,6 +531,7 @@ class WardenApp(App[None]):
 
     async def _handle_key(self, event: events.Key) -> None:
         """One key, completely: the typing guard, then where Textual would send it, now."""
+        self.keys_handled += 1
         self.guard.key_pressed()
         if self._bounce(event):
             return
@@ -580,12 +585,13 @@ class WardenApp(App[None]):
         return True
 
     def _picker_may_act(self, picker: PendingPicker, event: events.Key) -> bool:
-        """The picker's own keys that decide nothing (enter opens a run, whose dialog has its own
-        guard; arrows, ``j``/``k``, ``/``, sorts) act as soon as it is ready, unless they continue
-        typing that began before it opened by itself. ``y``/``n`` keep the whole guard."""
-        if event.key in ("y", "n") or _typed_elsewhere(picker, event):
+        """A picker the operator asked for (by a key) or that is the console's first screen: its
+        own keys that decide nothing (enter opens a run, whose dialog has its own guard; arrows,
+        ``j``/``k``, ``/``, sorts) act as soon as it is ready. ``y``/``n`` keep the whole guard, and
+        so does every key on a picker that opened by itself over the prompt (typing may be under way)."""
+        if not (picker.opened_by_key or picker.first_screen):
             return False
-        return picker.opened_by_key or not self.guard.typing_since_before(picker.opened_at)
+        return event.key not in ("y", "n") and not _typed_elsewhere(picker, event)
 
     # -- deadlines: the sweep of a local runtime ------------------------------------------------
     def run_sweep(self) -> Worker[None] | None:
@@ -758,8 +764,9 @@ class WardenApp(App[None]):
     def action_open_pending(self) -> None:
         self.open_pending()
 
-    def open_pending(self, first_page: PendingPage | None = None) -> AwaitMount | None:
-        """The picker (``first_page``: already read, shown without asking the store again)."""
+    def open_pending(self, first_page: PendingPage | None = None, *, first_screen: bool = False) -> AwaitMount | None:
+        """The picker (``first_page``: already read, shown without asking the store again;
+        ``first_screen``: the console opens on it, nothing was typed for the prompt before)."""
         if is_picker(self.screen):
             return None
         from tui.screens.picker import PendingPicker
@@ -767,6 +774,7 @@ class WardenApp(App[None]):
         picker = PendingPicker(
             per_page=self.per_page, refresh_interval=self.picker_refresh, now=self.now, first_page=first_page
         )
+        picker.first_screen = first_screen
         return self.push_screen(picker, self._on_picker_closed)
 
     def _on_picker_closed(self, call: PendingCall | None) -> None:

@@ -57,7 +57,3 @@ class TypingGuard:
             return False
         return now - self.previous_key_at >= self.burst_gap
 
-    def typing_since_before(self, opened_at: float) -> bool:
-        """The key just recorded continues a burst that began before ``opened_at``: it was typed
-        for what had the focus then (the prompt), not for what opened meanwhile."""
-        return self.previous_key_at < opened_at and self.clock() - self.previous_key_at < self.burst_gap

@@ -94,8 +94,10 @@ class PendingPicker(WardenScreen[PendingCall | None]):
         self._to_top = False
         #: A key of a burst of typing closed the picker (``tui.typing_guard``).
         self.bounced = False
-        #: Opened by a key (``ctrl+o``), not by itself at start-up (set by the app).
+        #: Opened by a key (``ctrl+o``), or as the console's first screen (set by the app): its keys
+        #: that decide nothing act as soon as it is ready (``WardenApp._picker_may_act``).
         self.opened_by_key = False
+        self.first_screen = False
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Pending runs", style="bold"), id="picker-title")
