@@ -21,7 +21,7 @@ from textual.worker import Worker
 from storage.errors import WardenError  # not ``agent_core``'s: the first frame needs no runtime module
 from tui import keymap
 from tui.deferred_backend import DeferredBackend
-from tui.key_order import KeyQueue, deliver, screen_ready
+from tui.key_order import KeyQueue, as_typed, deliver, screen_ready
 from tui.messages import (
     CallResolved,
     KeysReady,
@@ -484,11 +484,12 @@ class WardenApp(App[None]):
             return
         if not self.screen_stack:  # read as the console quits: nothing left to take it
             return
+        event = as_typed(event)
         if event.is_forwarded:  # a key given to a widget's queue (a bounce) and bubbled back
             await self._in_hand(super().on_event(event))
             return
         if self.keys.holding and not await self._release_keys():
-            self.keys.keep(event)  # its screen is not ready: replayed, in order, once it is
+            self.keys.keep(event)  # replayed, in order, once its screen is ready
             self._watch_keys()
             return
         await self._in_hand(self._handle_key(event))

@@ -45,6 +45,15 @@ class KeyQueue:
         return self._held.popleft() if self._held else None
 
 
+def as_typed(event: events.Key) -> events.Key:
+    """The key the operator pressed. A newline (``ctrl+j``) is an enter, as in readline: an enter
+    typed while the terminal was not raw yet (``warden`` still starting: its line discipline
+    turns ``\r`` into ``\n``) arrives so, and the console binds nothing else to it."""
+    if event.key == "ctrl+j":
+        return events.Key("enter", "\r")
+    return event
+
+
 def screen_ready(app: App[object]) -> bool:
     """The top screen can take keys: mounted, its focus in place (or nothing to focus), and
     ready by its own account (``keys_ready``, e.g. the picker's first page is listed)."""

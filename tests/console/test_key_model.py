@@ -30,6 +30,8 @@ def guarded(**kw: object) -> dict[str, object]:
         pending_refresh=0,
         status_refresh=0,
         cursor_blink=False,
+        # no picker opened by the start-up check over the runs a test starts (unless it asks)
+        open_picker=False,
     )
     base.update(kw)
     return base
@@ -108,12 +110,27 @@ async def test_keys_typed_before_the_console_is_ready_are_replayed_in_order(db_p
             burst(self, keys_of("delete record abc-778\nnext"))  # before the first frame
             super().on_mount()
 
-    # no picker over the run the keys start (the start-up check would list its call)
-    app = Early(backend, **guarded(clock=FakeClock(), open_picker=False))
+    app = Early(backend, **guarded(clock=FakeClock()))
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: backend.sent and app.run_screen.pending.calls, "sent")
         assert backend.sent == [("ops", "delete record abc-778")]
         await wait_for(pilot, lambda: app.run_screen.prompt_text == "next", "the rest in the prompt")
+
+
+async def test_an_enter_typed_before_the_terminal_was_raw_still_sends(db_path):
+    """Typed while ``warden`` was starting, before its terminal was raw: the line discipline
+    turned the enter into a newline, which the console reads as ``ctrl+j`` (readline's enter)."""
+    backend = RecordingBackend(demo_runtime(db_path), store_label=str(db_path))
+
+    class Early(WardenApp):
+        def on_mount(self) -> None:
+            burst(self, [*"abc", "ctrl+j", *"d"])
+            super().on_mount()
+
+    app = Early(backend, **guarded(clock=FakeClock()))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: backend.sent and app.run_screen.prompt_text == "d", "sent, the rest kept")
+        assert backend.sent == [("ops", "abc")]
 
 
 async def test_enter_as_the_pickers_first_row_appears_opens_that_run(db_path):
@@ -124,7 +141,7 @@ async def test_enter_as_the_pickers_first_row_appears_opens_that_run(db_path):
     backend = LocalBackend(demo_runtime(db_path), store_label=str(db_path))
     page = await backend.list_pending(page=0, per_page=50, with_counts=True)
     clock = FakeClock()
-    app = WardenApp(backend, first_page=page, **guarded(clock=clock))
+    app = WardenApp(backend, first_page=page, **guarded(clock=clock, open_picker=True))
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, PendingPicker) and app.screen.calls, "first row")
         burst(app, ["enter"])
@@ -149,7 +166,7 @@ async def test_enter_on_the_picker_while_the_runtime_loads_opens_the_run_when_it
     peek = SqlitePeek(str(db_path))
     page = peek.list_pending(page=0, per_page=50, with_counts=True)
     backend = DeferredBackend(load, peek=peek.list_pending)
-    app = WardenApp(backend, first_page=page, **guarded(clock=FakeClock()))
+    app = WardenApp(backend, first_page=page, **guarded(clock=FakeClock(), open_picker=True))
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, PendingPicker) and app.screen.calls, "first row")
         burst(app, ["enter"])
@@ -224,7 +241,7 @@ async def test_keys_after_ctrl_o_wait_for_the_picker_then_move_and_open(db_path)
     ``j`` ``enter`` at once opens the second row's run (held while the picker lists its page)."""
     await suspend_runs(db_path, [("ops", "delete record abc-784"), ("ops", "delete record abc-785")])
     backend = RecordingBackend(demo_runtime(db_path), store_label=str(db_path))
-    app = WardenApp(backend, **guarded(clock=FakeClock(), open_picker=False))
+    app = WardenApp(backend, **guarded(clock=FakeClock()))
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: prompt_focused(app), "prompt focused")
         burst(app, ["ctrl+o", "j", "enter"])
