@@ -24,11 +24,11 @@ from tui.deferred_backend import DeferredBackend
 from tui.key_order import KeyQueue, as_typed, deliver, screen_ready
 from tui.messages import (
     CallResolved,
-    KeysReady,
     CallsGone,
     DeadlinePassed,
     DecideCall,
     DecisionNeeded,
+    KeysReady,
     OpenCall,
     ReviewWaiting,
     RunRequested,
@@ -482,8 +482,6 @@ class WardenApp(App[None]):
         if not isinstance(event, events.Key):
             await super().on_event(event)
             return
-        if not self.screen_stack:  # read as the console quits: nothing left to take it
-            return
         event = as_typed(event)
         if event.is_forwarded:  # a key given to a widget's queue (a bounce) and bubbled back
             await self._in_hand(super().on_event(event))
@@ -532,6 +530,8 @@ class WardenApp(App[None]):
 
     async def _handle_key(self, event: events.Key) -> None:
         """One key, completely: the typing guard, then where Textual would send it, now."""
+        if not self.screen_stack:  # read as the console quits: nothing left to take it
+            return
         self.keys_handled += 1
         self.guard.key_pressed()
         if self._bounce(event):

@@ -17,6 +17,7 @@ when it says so (``keys_ready``: the picker once its first page is listed).
 from __future__ import annotations
 
 from collections import deque
+from typing import Any
 
 from textual import events
 from textual._callback import invoke
@@ -54,11 +55,11 @@ def as_typed(event: events.Key) -> events.Key:
     return event
 
 
-def screen_ready(app: App[object]) -> bool:
+def screen_ready(app: App[Any]) -> bool:
     """The top screen can take keys: mounted, its focus in place (or nothing to focus), and
     ready by its own account (``keys_ready``, e.g. the picker's first page is listed)."""
     try:
-        screen: Screen[object] = app.screen
+        screen: Screen[Any] = app.screen
     except Exception:  # no screen yet: the app is still starting
         return False
     if not screen.is_mounted or getattr(screen, "keys_ready", True) is False:
@@ -66,7 +67,7 @@ def screen_ready(app: App[object]) -> bool:
     return app.focused is not None or not screen.focus_chain
 
 
-async def deliver(app: App[object], event: events.Key) -> None:
+async def deliver(app: App[Any], event: events.Key) -> None:
     """Handle ``event`` now, as Textual would once it had bubbled up (the focused widget's key
     handlers, then its parents', then the bindings from the focus up), but before the next key."""
     target: DOMNode = app.focused or app.screen
@@ -76,7 +77,8 @@ async def deliver(app: App[object], event: events.Key) -> None:
         await _handlers(node, event)
         if event._stop_propagation or not node.is_attached:
             return
-        node = node._parent
+        parent = node._parent
+        node = parent if isinstance(parent, DOMNode) else None
     if not await app._check_bindings(event.key):
         await dispatch_key(app, event)
 

@@ -56,4 +56,3 @@ class TypingGuard:
         if now - opened_at < self.open_guard:
             return False
         return now - self.previous_key_at >= self.burst_gap
-
