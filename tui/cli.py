@@ -4,7 +4,7 @@ everything else goes to the typer app in ``tui.cli_app``.
 
 Importing this module is cheap on purpose: ``warden runs list`` must start within 2.5x of
 ``python -c pass`` (bench/cli_startup.py). The typer app's names (``app``, ``Settings``,
-``load_runtime``, ...) are still importable from here, loaded on first use.
+``runtime_and_store_label``, ...) are still importable from here, loaded on first use.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ EXIT_BROKEN_PIPE = 141
 
 
 def __getattr__(name: str) -> Any:
-    # ``from tui.cli import app, Settings, load_runtime``: the typer app, imported when asked for
+    # ``from tui.cli import app, Settings, runtime_and_store_label``: the typer app, imported when asked for
     # (not for the import system's probes: ``__path__``, ``__spec__``...)
     if name.startswith("__"):
         raise AttributeError(f"module 'tui.cli' has no attribute {name!r}")

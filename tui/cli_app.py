@@ -27,13 +27,13 @@ from tui.cli_common import (
     TokenOption,
     default_db_path,
     fail,
-    load_runtime,
+    runtime_and_store_label,
 )
 from tui.cli_mcp import mcp_proxy_command
 from tui.cli_runs import grants_app, runs_app
 from tui.cli_serve import serve_command, tokens_app
 
-__all__ = ["CliError", "Settings", "app", "default_db_path", "load_runtime", "run_console"]
+__all__ = ["CliError", "Settings", "app", "default_db_path", "run_console", "runtime_and_store_label"]
 
 app = typer.Typer(
     add_completion=False,

@@ -16,8 +16,8 @@ from tui.settings import CliError as CliError
 from tui.settings import Settings as Settings
 from tui.settings import db_location as db_location
 from tui.settings import default_db_path as default_db_path
-from tui.settings import load_runtime as load_runtime
 from tui.settings import resolve_actor as resolve_actor
+from tui.settings import runtime_and_store_label as runtime_and_store_label
 
 DbOption = Annotated[
     str | None,
@@ -62,7 +62,7 @@ def run_on_runtime(settings: Settings, coro_fn: Callable[[Any], Awaitable[None]]
             async with RemoteRuntime(settings.server, settings.token or os.environ.get(TOKEN_ENV)) as remote:
                 await coro_fn(remote)
             return
-        runtime, _ = load_runtime(settings)
+        runtime, _ = runtime_and_store_label(settings)
         async with runtime:
             await coro_fn(runtime)
 

@@ -15,9 +15,9 @@ DEMO_APP = "tui.cli_serve:demo_runtime"
 
 def demo_runtime() -> Any:
     """The built-in demo agents on the store ``$WARDEN_DB`` names (set from ``--db`` by ``serve_command``)."""
-    from tui.cli_common import Settings, load_runtime
+    from tui.cli_common import Settings, runtime_and_store_label
 
-    return load_runtime(Settings())[0]
+    return runtime_and_store_label(Settings())[0]
 
 
 def serve_command(

@@ -57,8 +57,10 @@ def db_location(settings: Settings) -> str:
     return db if is_postgres_url(db) else str(Path(db).expanduser())
 
 
-def load_runtime(settings: Settings) -> tuple[Any, str]:
-    """The runtime to use and a label of its store (for the status bar)."""
+def runtime_and_store_label(settings: Settings) -> tuple[Any, str]:
+    """The runtime the settings ask for (``--app``, loaded now; else the demo agents on ``--db``)
+    and a label of its store (for the status bar). Not ``agent_core.app_loader.load_runtime``,
+    which imports a ``module:attribute`` and is one of the two ways here."""
     if settings.app:
         from agent_core.app_loader import AppLoadError
         from agent_core.app_loader import load_runtime as load_app

@@ -160,14 +160,14 @@ def test_unknown_model_provider_is_a_one_line_error(db_path):
 
 def test_model_option_puts_a_real_model_behind_the_demo_agents(db_path):
     from tui.backend import LocalBackend
-    from tui.cli import Settings, load_runtime
+    from tui.cli import Settings, runtime_and_store_label
 
-    runtime, label = load_runtime(Settings(db=db_path, model="ollama/llama3.2"))
+    runtime, label = runtime_and_store_label(Settings(db=db_path, model="ollama/llama3.2"))
     agents = LocalBackend(runtime).list_agents()
     assert label == str(db_path)
     assert [a.id for a in agents] == ["ops", "supervisor"]
     assert all(not a.is_demo and "llama3.2" in a.model_id for a in agents)
-    demo, _ = load_runtime(Settings(db=db_path))
+    demo, _ = runtime_and_store_label(Settings(db=db_path))
     assert all(a.is_demo and a.model_id == "demo" for a in LocalBackend(demo).list_agents())
 
 
