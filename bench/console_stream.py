@@ -276,6 +276,7 @@ async def log_throughput(n: int) -> dict[str, float]:
 
     class Backend:
         store_label = "(bench)"
+        maintenance = None
 
         def list_agents(self):
             return [AgentInfo("bench", "Bench", "synthetic", True)]

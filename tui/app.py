@@ -48,6 +48,7 @@ from tui.untrusted import escape_unsafe, safe_text, to_json
 
 if TYPE_CHECKING:  # dialogs and the picker: imported when first opened (``tui.screens.lazy``)
     from tui.backend import ConsoleBackend, PendingCall, PendingPage, RunStream  # with the runtime
+    from tui.components.schedules import Schedules
     from tui.context import RunContext
     from tui.reconcile import Removal
     from tui.screens.approval import ApprovalDecision
@@ -147,6 +148,8 @@ class WardenApp(App[None]):
         self.streams_done = 0
         self.decisions = 0
         self._screens_css = False
+        #: Recovery and sweep of a local store, once its runtime is there (``_start_recovery``).
+        self.schedules: Schedules | None = None
         #: Keys read before the screen they are meant for is ready (``tui.key_order``).
         self.keys = KeyQueue()
         self._key_in_hand = False
@@ -230,24 +233,23 @@ class WardenApp(App[None]):
         self.set_interval(0.1, self.open_waiting_dialog, name="waiting-dialogs")
         if self.status_refresh > 0:
             self.set_interval(self.status_refresh, self.refresh_pending_count, name="pending-count")
-        if not isinstance(self.backend, DeferredBackend):
-            self._start_recovery()
+        self._start_recovery()  # a runtime loaded after the first frame: once it has (``_initial_check``)
         page = self._first_page
         if page is not None and page.total and self.open_picker:
             self.open_pending(page, first_screen=True)  # before the first frame: the run screen is not drawn first
         self.call_after_refresh(self._startup)
 
     def _start_recovery(self) -> None:
-        recover = getattr(getattr(self.backend, "runtime", None), "recover", None)
-        if recover is not None:  # crash recovery of a local store: at start, then periodically
-            self.run_worker(recover, group="recover", exclusive=True, exit_on_error=False)
-            self.set_interval(
-                10.0, lambda: self.run_worker(recover, group="recover", exclusive=True, exit_on_error=False)
-            )
-        if getattr(getattr(self.backend, "runtime", None), "sweep", None) is not None:
-            # approval deadlines: whoever holds a Runtime expires overdue calls (fail-closed)
-            self.run_sweep()
-            self.set_interval(10.0, self.run_sweep, name="sweep")
+        """Crash recovery and the deadline sweep of a local store (``tui.components.schedules``)."""
+        maintenance = self.backend.maintenance
+        if maintenance is not None and self.schedules is None:
+            from tui.components.schedules import Schedules
+
+            self.schedules = Schedules(self, maintenance, on_expired=self._swept)
+            self.schedules.start()
+
+    def _swept(self) -> None:
+        self.run_screen.poll_pending()  # expired calls leave the list, their dialogs close
 
     def _startup(self) -> None:
         self.run_backend(self._initial_check, "Could not read pending runs")
@@ -597,15 +599,7 @@ class WardenApp(App[None]):
     # -- deadlines: the sweep of a local runtime ------------------------------------------------
     def run_sweep(self) -> Worker[None] | None:
         """Expire overdue approvals of a local runtime now (``Runtime.sweep``); the server sweeps its own."""
-        sweep = getattr(getattr(self.backend, "runtime", None), "sweep", None)
-        if sweep is None:
-            return None
-
-        async def go() -> None:
-            if await sweep():
-                self.run_screen.poll_pending()  # expired calls leave the list, their dialogs close
-
-        return self.run_worker(go, group="sweep", exclusive=True, exit_on_error=False)
+        return self.schedules.sweep_now() if self.schedules is not None else None
 
     def on_deadline_passed(self, message: DeadlinePassed) -> None:
         self.run_sweep()
