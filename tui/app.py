@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
@@ -20,6 +18,7 @@ from textual.worker import Worker
 
 from storage.errors import WardenError  # not ``agent_core``'s: the first frame needs no runtime module
 from tui import keymap
+from tui.console_settings import ConsoleSettings
 from tui.deferred_backend import DeferredBackend
 from tui.key_order import KeyQueue, as_typed, deliver, screen_ready
 from tui.messages import (
@@ -43,7 +42,7 @@ from tui.screens.lazy import (
     is_resume_form,
 )
 from tui.screens.run import RunScreen
-from tui.typing_guard import BURST_GAP, OPEN_GUARD, QUIET, TypingGuard
+from tui.typing_guard import TypingGuard
 from tui.untrusted import escape_unsafe, safe_text, to_json
 
 if TYPE_CHECKING:  # dialogs and the picker: imported when first opened (``tui.screens.lazy``)
@@ -89,60 +88,35 @@ class WardenApp(App[None]):
     def __init__(
         self,
         backend: ConsoleBackend,
+        settings: ConsoleSettings | None = None,
         *,
-        approval_guard: float = OPEN_GUARD,
-        typing_quiet: float | None = None,
-        burst_gap: float | None = None,
-        bell: bool = True,
-        clock: Callable[[], float] = time.monotonic,
-        now: Callable[[], datetime] | None = None,
-        picker_refresh: float = 2.0,
-        pending_refresh: float = 2.0,
-        status_refresh: float = 2.0,
-        flush_interval: float = 1 / 20,
-        max_log_lines: int = 2000,
-        per_page: int = 50,
-        open_picker: bool = True,
-        close_backend: bool = True,
-        cursor_blink: bool = True,
         first_page: PendingPage | None = None,
         on_first_frame: Callable[[], None] | None = None,
     ) -> None:
         super().__init__()
+        #: how this console behaves (guard, refreshes, sizes, clocks): ``tui.console_settings``
+        self.settings = settings = settings or ConsoleSettings()
         #: called once the first frame is painted (``tui.console_start`` turns the collector back on)
         self._on_first_frame = on_first_frame
         #: the newest page, read before the app started (``tui.console_start``): the picker opens
         #: on it at once, and the start-up check does not read it again.
         self._first_page = first_page
         self.backend = backend
-        self.approval_guard = approval_guard
-        self.clock = clock
+        # what screens read of the settings (``tui.screens.base.ConsoleApp``)
+        self.approval_guard = settings.approval_guard
+        self.clock = settings.clock
+        self.now = settings.now
+        self.ring_bell = settings.bell
         #: The rule against decisions by accident (``tui.typing_guard``).
-        #: ``approval_guard=0`` turns the whole guard off unless ``typing_quiet``/``burst_gap`` are given.
-        off = approval_guard <= 0
         self.guard = TypingGuard(
-            clock,
-            quiet=(0.0 if off else QUIET) if typing_quiet is None else typing_quiet,
-            open_guard=approval_guard,
-            burst_gap=(0.0 if off else BURST_GAP) if burst_gap is None else burst_gap,
+            settings.clock, quiet=settings.quiet, open_guard=settings.approval_guard, burst_gap=settings.burst
         )
-        self.ring_bell = bell
         #: A dialog was sent back to the banner by typing: no dialog opens by itself again until
         #: the prompt is empty (sent or cleared); ``f2`` still opens it.
         self._held_by_typing = False
         self.bounced_keys = 0
         #: Keys handled so far (held keys count once replayed).
         self.keys_handled = 0
-        self.now = now or (lambda: datetime.now(UTC))
-        self.picker_refresh = picker_refresh
-        self.pending_refresh = pending_refresh
-        self.status_refresh = status_refresh
-        self.flush_interval = flush_interval
-        self.max_log_lines = max_log_lines
-        self.per_page = per_page
-        self.open_picker = open_picker
-        self.close_backend = close_backend
-        self.cursor_blink = cursor_blink
         self._dialog_queue: deque[PendingCall] = deque()
         self._dialog_open: PendingCall | None = None
         self.streams_done = 0
@@ -210,15 +184,15 @@ class WardenApp(App[None]):
         return RunScreen(
             self.backend.list_agents(),
             self.backend.store_label,
-            flush_interval=self.flush_interval,
-            max_log_lines=self.max_log_lines,
-            pending_refresh=self.pending_refresh,
-            per_page=self.per_page,
+            flush_interval=self.settings.flush_interval,
+            max_log_lines=self.settings.max_log_lines,
+            pending_refresh=self.settings.pending_refresh,
+            per_page=self.settings.per_page,
         )
 
     def apply_cursor_blink(self, screen: Screen) -> None:
         """Inputs blink unless the app was made with ``cursor_blink=False`` (stable snapshots)."""
-        if not self.cursor_blink:
+        if not self.settings.cursor_blink:
             for widget in screen.query(Input):
                 widget.cursor_blink = False
 
@@ -231,11 +205,11 @@ class WardenApp(App[None]):
             self.call_after_refresh(self._on_first_frame)
         self.call_after_refresh(self.load_screens_css)
         self.set_interval(0.1, self.open_waiting_dialog, name="waiting-dialogs")
-        if self.status_refresh > 0:
-            self.set_interval(self.status_refresh, self.refresh_pending_count, name="pending-count")
+        if self.settings.status_refresh > 0:
+            self.set_interval(self.settings.status_refresh, self.refresh_pending_count, name="pending-count")
         self._start_recovery()  # a runtime loaded after the first frame: once it has (``_initial_check``)
         page = self._first_page
-        if page is not None and page.total and self.open_picker:
+        if page is not None and page.total and self.settings.open_picker:
             self.open_pending(page, first_screen=True)  # before the first frame: the run screen is not drawn first
         self.call_after_refresh(self._startup)
 
@@ -282,22 +256,22 @@ class WardenApp(App[None]):
         """The newest page with its counts, one query: the status bar's total, the panel's first
         poll, and the picker opened on that page when something is pending."""
         page, self._first_page = self._first_page, None
-        opened = page is not None and page.total > 0 and self.open_picker  # by ``on_mount``
+        opened = page is not None and page.total > 0 and self.settings.open_picker  # by ``on_mount``
         if page is None:
             from tui.backend import PendingQuery  # the backend's types load with it, after the first frame
 
             page = await self.backend.list_pending(
-                page=0, per_page=self.per_page, query=PendingQuery(), with_counts=True
+                page=0, per_page=self.settings.per_page, query=PendingQuery(), with_counts=True
             )
         self.run_screen.status.pending = page.total
         self.run_screen.show_first_page(page)
-        if page.total and self.open_picker and not opened:
+        if page.total and self.settings.open_picker and not opened:
             mounted = self.open_pending(page)
             if mounted is not None:
                 await mounted
 
     async def on_unmount(self) -> None:
-        if self.close_backend:
+        if self.settings.close_backend:
             await self.backend.aclose()
 
     # -- one worker pattern: backend calls with errors to a modal -------------------------------
@@ -767,7 +741,10 @@ class WardenApp(App[None]):
         from tui.screens.picker import PendingPicker
 
         picker = PendingPicker(
-            per_page=self.per_page, refresh_interval=self.picker_refresh, now=self.now, first_page=first_page
+            per_page=self.settings.per_page,
+            refresh_interval=self.settings.picker_refresh,
+            now=self.now,
+            first_page=first_page,
         )
         picker.first_screen = first_screen
         return self.push_screen(picker, self._on_picker_closed)

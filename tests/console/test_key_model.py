@@ -13,6 +13,7 @@ from tests.console.conftest import FakeClock, demo_runtime, log_text, showing, s
 from tests.console.keys import RecordingBackend, burst, keys_of
 from tui.app import WardenApp
 from tui.backend import LocalBackend
+from tui.console_settings import ConsoleSettings
 from tui.deferred_backend import DeferredBackend
 from tui.screens.approval import ApprovalModal
 from tui.screens.picker import PendingPicker
@@ -45,7 +46,7 @@ async def test_keys_typed_right_after_enter_go_to_the_next_message(db_path):
     """The issue's first case: ``delete record abc-771`` enter ``hello`` at once. Before, the
     enter acted after ``hello`` had reached the prompt: ``abc-771hello`` was sent."""
     backend = RecordingBackend(demo_runtime(db_path), store_label=str(db_path))
-    app = WardenApp(backend, **guarded(clock=FakeClock()))
+    app = WardenApp(backend, ConsoleSettings(**guarded(clock=FakeClock())))
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: prompt_focused(app), "prompt focused")
         burst(app, keys_of("delete record abc-771\nhello"))
@@ -60,7 +61,7 @@ async def test_keys_typed_right_after_enter_go_to_the_next_message(db_path):
 
 async def test_two_messages_in_one_burst_are_two_runs(db_path):
     backend = RecordingBackend(demo_runtime(db_path), store_label=str(db_path))
-    app = WardenApp(backend, **guarded(clock=FakeClock()))
+    app = WardenApp(backend, ConsoleSettings(**guarded(clock=FakeClock())))
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: prompt_focused(app), "prompt focused")
         burst(app, keys_of("hello there\nhow are you\nand"))
@@ -81,7 +82,7 @@ async def test_enter_pressed_while_the_agents_load_sends_once_they_are_loaded(db
         return inner[0]
 
     backend = DeferredBackend(load)
-    app = WardenApp(backend, **guarded(clock=FakeClock()))
+    app = WardenApp(backend, ConsoleSettings(**guarded(clock=FakeClock())))
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: prompt_focused(app), "prompt focused")
         assert app.run_screen.agent_id is None  # still loading
@@ -110,7 +111,7 @@ async def test_keys_typed_before_the_console_is_ready_are_replayed_in_order(db_p
             burst(self, keys_of("delete record abc-778\nnext"))  # before the first frame
             super().on_mount()
 
-    app = Early(backend, **guarded(clock=FakeClock()))
+    app = Early(backend, ConsoleSettings(**guarded(clock=FakeClock())))
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: backend.sent and app.run_screen.pending.calls, "sent")
         assert backend.sent == [("ops", "delete record abc-778")]
@@ -127,7 +128,7 @@ async def test_an_enter_typed_before_the_terminal_was_raw_still_sends(db_path):
             burst(self, [*"abc", "ctrl+j", *"d"])
             super().on_mount()
 
-    app = Early(backend, **guarded(clock=FakeClock()))
+    app = Early(backend, ConsoleSettings(**guarded(clock=FakeClock())))
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: backend.sent and app.run_screen.prompt_text == "d", "sent, the rest kept")
         assert backend.sent == [("ops", "abc")]
@@ -141,7 +142,7 @@ async def test_enter_as_the_pickers_first_row_appears_opens_that_run(db_path):
     backend = LocalBackend(demo_runtime(db_path), store_label=str(db_path))
     page = await backend.list_pending(page=0, per_page=50, with_counts=True)
     clock = FakeClock()
-    app = WardenApp(backend, first_page=page, **guarded(clock=clock, open_picker=True))
+    app = WardenApp(backend, ConsoleSettings(**guarded(clock=clock, open_picker=True)), first_page=page)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, PendingPicker) and app.screen.calls, "first row")
         burst(app, ["enter"])
@@ -166,7 +167,7 @@ async def test_enter_on_the_picker_while_the_runtime_loads_opens_the_run_when_it
     peek = SqlitePeek(str(db_path))
     page = peek.list_pending(page=0, per_page=50, with_counts=True)
     backend = DeferredBackend(load, peek=peek.list_pending)
-    app = WardenApp(backend, first_page=page, **guarded(clock=FakeClock(), open_picker=True))
+    app = WardenApp(backend, ConsoleSettings(**guarded(clock=FakeClock(), open_picker=True)), first_page=page)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, PendingPicker) and app.screen.calls, "first row")
         burst(app, ["enter"])
@@ -181,7 +182,7 @@ async def test_esc_on_a_dialog_then_typing_goes_to_the_prompt(db_path):
     the prompt's (before, the ``n`` could reach the dialog ahead of the esc and decline)."""
     backend = RecordingBackend(demo_runtime(db_path), store_label=str(db_path))
     clock = FakeClock()
-    app = WardenApp(backend, **guarded(clock=clock))
+    app = WardenApp(backend, ConsoleSettings(**guarded(clock=clock)))
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: prompt_focused(app), "prompt focused")
         burst(app, keys_of("delete record abc-781\n"))
@@ -204,7 +205,7 @@ async def test_a_dialog_opening_while_typing_takes_none_of_the_keys(db_path):
     around it are the prompt's, the enter sends them, nothing is decided."""
     backend = RecordingBackend(demo_runtime(db_path), store_label=str(db_path))
     clock = FakeClock()
-    app = WardenApp(backend, **guarded(clock=clock))
+    app = WardenApp(backend, ConsoleSettings(**guarded(clock=clock)))
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: prompt_focused(app), "prompt focused")
         burst(app, keys_of("delete record abc-782\n"))
@@ -222,7 +223,9 @@ async def test_a_dialog_opening_while_typing_takes_none_of_the_keys(db_path):
 
 async def test_the_same_with_the_guard_off_keys_before_the_dialog_is_shown_are_the_prompts(db_path):
     backend = RecordingBackend(demo_runtime(db_path), store_label=str(db_path))
-    app = WardenApp(backend, **guarded(approval_guard=0, typing_quiet=0, burst_gap=0, clock=FakeClock()))
+    app = WardenApp(
+        backend, ConsoleSettings(**guarded(approval_guard=0, typing_quiet=0, burst_gap=0, clock=FakeClock()))
+    )
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: prompt_focused(app), "prompt focused")
         burst(app, keys_of("delete record abc-783\n"))
@@ -241,7 +244,7 @@ async def test_keys_after_ctrl_o_wait_for_the_picker_then_move_and_open(db_path)
     ``j`` ``enter`` at once opens the second row's run (held while the picker lists its page)."""
     await suspend_runs(db_path, [("ops", "delete record abc-784"), ("ops", "delete record abc-785")])
     backend = RecordingBackend(demo_runtime(db_path), store_label=str(db_path))
-    app = WardenApp(backend, **guarded(clock=FakeClock()))
+    app = WardenApp(backend, ConsoleSettings(**guarded(clock=FakeClock())))
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: prompt_focused(app), "prompt focused")
         burst(app, ["ctrl+o", "j", "enter"])

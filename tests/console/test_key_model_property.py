@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from tests.console.conftest import FakeClock, demo_runtime, wait_for
 from tests.console.keys import RecordingBackend, burst, keys_of
 from tui.app import WardenApp
+from tui.console_settings import ConsoleSettings
 
 TEXT = st.text(alphabet="abyn ", min_size=1, max_size=6)
 OPS = st.lists(
@@ -53,15 +54,17 @@ async def _scenario(ops: list[tuple[str, str]], db: Path) -> None:
     clock = FakeClock()
     app = WardenApp(
         backend,
-        approval_guard=0.8,
-        typing_quiet=1.0,
-        burst_gap=0.5,
-        clock=clock,
-        picker_refresh=0,
-        pending_refresh=0,
-        status_refresh=0,
-        cursor_blink=False,
-        bell=False,
+        ConsoleSettings(
+            approval_guard=0.8,
+            typing_quiet=1.0,
+            burst_gap=0.5,
+            clock=clock,
+            picker_refresh=0,
+            pending_refresh=0,
+            status_refresh=0,
+            cursor_blink=False,
+            bell=False,
+        ),
     )
     calls = 0
     async with app.run_test(size=(100, 30)) as pilot:

@@ -8,6 +8,7 @@ from tests.console.conftest import demo_app, wait_for
 from tests.console.fakes import FakeBackend
 from tui.app import WardenApp
 from tui.components.schedules import Schedules
+from tui.console_settings import ConsoleSettings
 
 
 class Counting:
@@ -46,7 +47,7 @@ async def test_the_console_schedules_a_local_store_and_not_a_servers(db_path):
     async with app.run_test() as pilot:
         await wait_for(pilot, lambda: app.schedules is not None and app.schedules.started, "scheduled")
         assert app.schedules.maintenance is app.backend.runtime
-    remote_like = WardenApp(FakeBackend(), picker_refresh=0, status_refresh=0, cursor_blink=False)
+    remote_like = WardenApp(FakeBackend(), ConsoleSettings(picker_refresh=0, status_refresh=0, cursor_blink=False))
     async with remote_like.run_test() as pilot:
         await pilot.pause()
         assert remote_like.schedules is None and remote_like.run_sweep() is None
