@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast, overload
@@ -20,6 +19,7 @@ from storage.errors import WardenError  # not ``agent_core``'s: the first frame 
 from tui import keymap
 from tui.console_settings import ConsoleSettings
 from tui.deferred_backend import DeferredBackend
+from tui.dialog_queue import DialogQueue
 from tui.key_order import KeyQueue, as_typed, deliver, screen_ready
 from tui.messages import (
     CallResolved,
@@ -111,14 +111,11 @@ class WardenApp(App[None]):
         self.guard = TypingGuard(
             settings.clock, quiet=settings.quiet, open_guard=settings.approval_guard, burst_gap=settings.burst
         )
-        #: A dialog was sent back to the banner by typing: no dialog opens by itself again until
-        #: the prompt is empty (sent or cleared); ``f2`` still opens it.
-        self._held_by_typing = False
         self.bounced_keys = 0
         #: Keys handled so far (held keys count once replayed).
         self.keys_handled = 0
-        self._dialog_queue: deque[PendingCall] = deque()
-        self._dialog_open: PendingCall | None = None
+        #: The open decision dialog and the calls waiting for theirs (``tui.dialog_queue``).
+        self.dialogs = DialogQueue(self.guard)
         self.streams_done = 0
         self.decisions = 0
         self._screens_css = False
@@ -378,17 +375,13 @@ class WardenApp(App[None]):
         picker). Otherwise the dialog never takes the focus while the operator is typing
         (``tui.typing_guard``): the call waits in the banner and opens once typing has paused.
         """
-        if self._dialog_open is not None or (not deliberate and self._must_wait()):
-            if call.key != getattr(self._dialog_open, "key", None) and all(
-                c.key != call.key for c in self._dialog_queue
-            ):
-                self._dialog_queue.append(call)
-                if self._dialog_open is None and self.ring_bell:
-                    self.bell()
+        dialogs = self.dialogs
+        if dialogs.open is not None or (not deliberate and self._must_wait()):
+            if dialogs.wait(call) and dialogs.open is None and self.ring_bell:
+                self.bell()
             self._show_waiting()
             return
-        self._dialog_queue = deque(c for c in self._dialog_queue if c.key != call.key)
-        self._dialog_open = call
+        dialogs.opening(call)
         self._show_waiting()
         if call.kind == "approval":
             from tui.screens.approval import ApprovalModal
@@ -420,36 +413,30 @@ class WardenApp(App[None]):
 
     def _must_wait(self) -> bool:
         """A dialog may not open by itself now: typing, or held back until the prompt is empty."""
-        if self.guard.typing():
-            return True
-        if self._held_by_typing:
-            if self.run_screen.query("#prompt") and self.run_screen.prompt_text:
-                return True
-            self._held_by_typing = False
-        return False
+        screen = self.run_screen
+        return self.dialogs.must_wait(bool(screen.query("#prompt") and screen.prompt_text))
 
     def _show_waiting(self) -> None:
         screen = self.run_screen
         if screen.is_mounted and screen.query("#waiting-banner"):
-            screen.show_waiting([] if self._dialog_open is not None else list(self._dialog_queue))
+            screen.show_waiting([] if self.dialogs.open is not None else self.dialogs.waiting)
 
     def open_waiting_dialog(self, *, deliberate: bool = False) -> bool:
         """Open the first waiting call's dialog if nothing is on top of the run screen (timer, ``f2``)."""
-        if self._dialog_open is not None or len(self.screen_stack) > 1 or not self._dialog_queue:
+        dialogs = self.dialogs
+        if dialogs.open is not None or len(self.screen_stack) > 1 or not dialogs.waiting:
             return False
         if not deliberate and self._must_wait():
             return False
-        pending = self.run_screen.pending.calls
-        while self._dialog_queue:
-            nxt = self._dialog_queue.popleft()
-            if nxt.key in pending:
-                self.open_dialog(nxt, deliberate=True)
-                return True
+        nxt = dialogs.next(self.run_screen.pending.calls)
+        if nxt is not None:
+            self.open_dialog(nxt, deliberate=True)
+            return True
         self._show_waiting()
         return False
 
     def _dialog_closed(self) -> None:
-        self._dialog_open = None
+        self.dialogs.closed()
         if not self.open_waiting_dialog():
             self._show_waiting()
 
@@ -550,12 +537,10 @@ class WardenApp(App[None]):
             elif is_approval(top):
                 from tui.screens.approval import ApprovalDecision
 
-                self._held_by_typing = True
-                self._dialog_queue.appendleft(top.call)
+                self.dialogs.bounced(top.call)
                 top.dismiss(ApprovalDecision("leave", top.call))
             elif is_resume_form(top):
-                self._held_by_typing = True
-                self._dialog_queue.appendleft(top.call)
+                self.dialogs.bounced(top.call)
                 top.dismiss(None)
         self.bounced_keys += 1
         self.run_screen.type_into_prompt(event)
@@ -605,7 +590,7 @@ class WardenApp(App[None]):
     def _on_form_closed(self, stream: RunStream | FormDecline | None) -> None:
         from tui.screens.resume_form import FormDecline  # the form was open: loaded
 
-        call = self._dialog_open
+        call = self.dialogs.open
         if isinstance(stream, FormDecline):
             if call is not None:
                 self.decide(call, approve=False, reason=stream.reason)
@@ -626,8 +611,7 @@ class WardenApp(App[None]):
         from tui.reconcile import dialogs_to_close  # the store poll's: loaded after the first frame
 
         self.run_backend(lambda: self._log_decided_elsewhere([r.call for r in removals]), "Could not read decisions")
-        queued = {r.call.key for r in dialogs_to_close(removals, self._dialog_queue)}
-        self._dialog_queue = deque(c for c in self._dialog_queue if c.key not in queued)
+        self.dialogs.drop(r.call.key for r in dialogs_to_close(removals, self.dialogs.waiting))
         dialogs = [
             s
             for s in reversed(self.screen_stack)  # an editor or grant choice on top closes first
