@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast, overload
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.text import Text
 from textual import events
 from textual.app import App, SystemCommand
-from textual.screen import Screen, ScreenResultCallbackType, ScreenResultType
+from textual.screen import Screen
 from textual.widget import AwaitMount
 from textual.widgets import Input, Select, Switch
 from textual.worker import Worker
@@ -140,42 +140,17 @@ class WardenApp(App[None]):
         if self.css_monitor is not None:  # ``textual run --dev``: edits reload it too
             self.css_monitor.add_paths([SCREENS_CSS])
 
-    @overload
-    def push_screen(
-        self,
-        screen: Screen[ScreenResultType] | str,
-        callback: ScreenResultCallbackType[ScreenResultType] | None = None,
-        wait_for_dismiss: Literal[False] = False,
-        *,
-        mode: str | None = None,
-    ) -> AwaitMount: ...
-
-    @overload
-    def push_screen(
-        self,
-        screen: Screen[ScreenResultType] | str,
-        callback: ScreenResultCallbackType[ScreenResultType] | None = None,
-        wait_for_dismiss: Literal[True] = True,
-        *,
-        mode: str | None = None,
-    ) -> asyncio.Future[ScreenResultType]: ...
-
-    def push_screen(
-        self,
-        screen: Screen[ScreenResultType] | str,
-        callback: ScreenResultCallbackType[ScreenResultType] | None = None,
-        wait_for_dismiss: bool = False,
-        *,
-        mode: str | None = None,
-    ) -> AwaitMount | asyncio.Future[ScreenResultType]:
-        self.load_screens_css()  # before the screen's nodes are styled
-        if self._key_in_hand and not isinstance(screen, str):
-            # Opened by a key: the keys typed after it are this screen's, once it is ready.
-            self.keys.holding = True
-            screen.opened_by_key = True  # type: ignore[attr-defined]
-        if wait_for_dismiss:
-            return super().push_screen(screen, callback, True, mode=mode)
-        return super().push_screen(screen, callback, False, mode=mode)
+    def _load_screen_css(self, screen: Screen[Any]) -> None:
+        """Every screen pushed or switched to passes here (Textual's own hook) before it is styled:
+        one place for what a screen needs as it arrives. The other screens' stylesheet, if the
+        first frame has not loaded it yet; and a screen opened by a key takes the keys typed
+        after that key, held until it is ready (``tui.key_order``)."""
+        if not isinstance(screen, RunScreen):
+            self.load_screens_css()
+            if self._key_in_hand:
+                self.keys.holding = True
+                screen.opened_by_key = True  # type: ignore[attr-defined]
+        super()._load_screen_css(screen)
 
     def get_default_screen(self) -> Screen:
         return RunScreen(
