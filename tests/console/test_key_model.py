@@ -21,7 +21,7 @@ from tui.screens.picker import PendingPicker
 SIZE = (120, 36)
 
 
-def guarded(**kw: object) -> dict[str, object]:
+def guarded(**kw: object) -> ConsoleSettings:
     """The console's real guard (open guard, quiet, burst) on a clock the test moves."""
     base: dict[str, object] = dict(
         approval_guard=0.8,
@@ -35,7 +35,13 @@ def guarded(**kw: object) -> dict[str, object]:
         open_picker=False,
     )
     base.update(kw)
-    return base
+    return ConsoleSettings(**base)  # type: ignore[arg-type]
+
+
+def recording(db_path, **kw: object) -> tuple[WardenApp, RecordingBackend]:
+    """The console on the demo runtime, recording what it is asked to send."""
+    backend = RecordingBackend(demo_runtime(db_path), store_label=str(db_path))
+    return WardenApp(backend, guarded(**kw)), backend
 
 
 def prompt_focused(app: WardenApp) -> bool:
@@ -45,8 +51,7 @@ def prompt_focused(app: WardenApp) -> bool:
 async def test_keys_typed_right_after_enter_go_to_the_next_message(db_path):
     """The issue's first case: ``delete record abc-771`` enter ``hello`` at once. Before, the
     enter acted after ``hello`` had reached the prompt: ``abc-771hello`` was sent."""
-    backend = RecordingBackend(demo_runtime(db_path), store_label=str(db_path))
-    app = WardenApp(backend, ConsoleSettings(**guarded(clock=FakeClock())))
+    app, backend = recording(db_path, clock=FakeClock())
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: prompt_focused(app), "prompt focused")
         burst(app, keys_of("delete record abc-771\nhello"))
@@ -60,8 +65,7 @@ async def test_keys_typed_right_after_enter_go_to_the_next_message(db_path):
 
 
 async def test_two_messages_in_one_burst_are_two_runs(db_path):
-    backend = RecordingBackend(demo_runtime(db_path), store_label=str(db_path))
-    app = WardenApp(backend, ConsoleSettings(**guarded(clock=FakeClock())))
+    app, backend = recording(db_path, clock=FakeClock())
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: prompt_focused(app), "prompt focused")
         burst(app, keys_of("hello there\nhow are you\nand"))
@@ -82,7 +86,7 @@ async def test_enter_pressed_while_the_agents_load_sends_once_they_are_loaded(db
         return inner[0]
 
     backend = DeferredBackend(load)
-    app = WardenApp(backend, ConsoleSettings(**guarded(clock=FakeClock())))
+    app = WardenApp(backend, guarded(clock=FakeClock()))
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: prompt_focused(app), "prompt focused")
         assert app.run_screen.agent_id is None  # still loading
@@ -111,7 +115,7 @@ async def test_keys_typed_before_the_console_is_ready_are_replayed_in_order(db_p
             burst(self, keys_of("delete record abc-778\nnext"))  # before the first frame
             super().on_mount()
 
-    app = Early(backend, ConsoleSettings(**guarded(clock=FakeClock())))
+    app = Early(backend, guarded(clock=FakeClock()))
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: backend.sent and app.run_screen.pending.calls, "sent")
         assert backend.sent == [("ops", "delete record abc-778")]
@@ -128,7 +132,7 @@ async def test_an_enter_typed_before_the_terminal_was_raw_still_sends(db_path):
             burst(self, [*"abc", "ctrl+j", *"d"])
             super().on_mount()
 
-    app = Early(backend, ConsoleSettings(**guarded(clock=FakeClock())))
+    app = Early(backend, guarded(clock=FakeClock()))
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: backend.sent and app.run_screen.prompt_text == "d", "sent, the rest kept")
         assert backend.sent == [("ops", "abc")]
@@ -142,7 +146,7 @@ async def test_enter_as_the_pickers_first_row_appears_opens_that_run(db_path):
     backend = LocalBackend(demo_runtime(db_path), store_label=str(db_path))
     page = await backend.list_pending(page=0, per_page=50, with_counts=True)
     clock = FakeClock()
-    app = WardenApp(backend, ConsoleSettings(**guarded(clock=clock, open_picker=True)), first_page=page)
+    app = WardenApp(backend, guarded(clock=clock, open_picker=True), first_page=page)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, PendingPicker) and app.screen.calls, "first row")
         burst(app, ["enter"])
@@ -167,7 +171,7 @@ async def test_enter_on_the_picker_while_the_runtime_loads_opens_the_run_when_it
     peek = SqlitePeek(str(db_path))
     page = peek.list_pending(page=0, per_page=50, with_counts=True)
     backend = DeferredBackend(load, peek=peek.list_pending)
-    app = WardenApp(backend, ConsoleSettings(**guarded(clock=FakeClock(), open_picker=True)), first_page=page)
+    app = WardenApp(backend, guarded(clock=FakeClock(), open_picker=True), first_page=page)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, PendingPicker) and app.screen.calls, "first row")
         burst(app, ["enter"])
@@ -180,9 +184,8 @@ async def test_enter_on_the_picker_while_the_runtime_loads_opens_the_run_when_it
 async def test_esc_on_a_dialog_then_typing_goes_to_the_prompt(db_path):
     """``esc`` closes the dialog before the next key is read: ``no thanks`` typed at once is
     the prompt's (before, the ``n`` could reach the dialog ahead of the esc and decline)."""
-    backend = RecordingBackend(demo_runtime(db_path), store_label=str(db_path))
     clock = FakeClock()
-    app = WardenApp(backend, ConsoleSettings(**guarded(clock=clock)))
+    app, backend = recording(db_path, clock=clock)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: prompt_focused(app), "prompt focused")
         burst(app, keys_of("delete record abc-781\n"))
@@ -203,9 +206,8 @@ async def test_esc_on_a_dialog_then_typing_goes_to_the_prompt(db_path):
 async def test_a_dialog_opening_while_typing_takes_none_of_the_keys(db_path):
     """The call's dialog is pushed between two keys of a burst, before it is shown: the keys
     around it are the prompt's, the enter sends them, nothing is decided."""
-    backend = RecordingBackend(demo_runtime(db_path), store_label=str(db_path))
     clock = FakeClock()
-    app = WardenApp(backend, ConsoleSettings(**guarded(clock=clock)))
+    app, backend = recording(db_path, clock=clock)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: prompt_focused(app), "prompt focused")
         burst(app, keys_of("delete record abc-782\n"))
@@ -222,10 +224,7 @@ async def test_a_dialog_opening_while_typing_takes_none_of_the_keys(db_path):
 
 
 async def test_the_same_with_the_guard_off_keys_before_the_dialog_is_shown_are_the_prompts(db_path):
-    backend = RecordingBackend(demo_runtime(db_path), store_label=str(db_path))
-    app = WardenApp(
-        backend, ConsoleSettings(**guarded(approval_guard=0, typing_quiet=0, burst_gap=0, clock=FakeClock()))
-    )
+    app, _ = recording(db_path, approval_guard=0, typing_quiet=0, burst_gap=0, clock=FakeClock())
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: prompt_focused(app), "prompt focused")
         burst(app, keys_of("delete record abc-783\n"))
@@ -243,8 +242,7 @@ async def test_keys_after_ctrl_o_wait_for_the_picker_then_move_and_open(db_path)
     """A screen opened by a key takes the keys typed after that key, once it is ready: ``ctrl+o``
     ``j`` ``enter`` at once opens the second row's run (held while the picker lists its page)."""
     await suspend_runs(db_path, [("ops", "delete record abc-784"), ("ops", "delete record abc-785")])
-    backend = RecordingBackend(demo_runtime(db_path), store_label=str(db_path))
-    app = WardenApp(backend, ConsoleSettings(**guarded(clock=FakeClock())))
+    app, backend = recording(db_path, clock=FakeClock())
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: prompt_focused(app), "prompt focused")
         burst(app, ["ctrl+o", "j", "enter"])
