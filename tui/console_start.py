@@ -14,7 +14,14 @@ import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from tui.console_settings import ConsoleSettings
-from tui.settings import CliError, Settings, db_location, demo_runtime_builder, resolve_actor, runtime_and_store_label
+from warden_demo.runtime_choice import (
+    CliError,
+    Settings,
+    db_location,
+    demo_runtime_builder,
+    resolve_actor,
+    runtime_and_store_label,
+)
 
 if TYPE_CHECKING:
     from tui.backend import ConsoleBackend, PendingPage

@@ -1,5 +1,8 @@
-"""Settings of a ``warden`` command and loading its runtime, without typer or textual: the
-console's start (``tui.console_start``) and the typer commands (``tui.cli_common``) share them."""
+"""What a ``warden`` process runs on: its settings (``--db``, ``--app``, ``--model``, ``--server``),
+the store they name, and the runtime they load (your ``--app``, else the demo agents).
+
+The console's start (``tui.console_start``) and the CLI (``warden_cli``) both need this and must
+not import each other, so it lives here, with the demo it falls back to; no typer, no textual."""
 
 from __future__ import annotations
 
@@ -35,7 +38,7 @@ class Settings:
     db: str | Path | None = None
     app: str | None = None
     model: str | None = None
-    #: a Warden server's URL: the headless commands go through the client SDK (``tui.cli_remote``)
+    #: a Warden server's URL: the headless commands go through the client SDK (``warden_cli.remote``)
     server: str | None = None
     token: str | None = None
 
@@ -86,7 +89,7 @@ def demo_runtime_builder(settings: Settings) -> Callable[[], tuple[Any, str]]:
 
     def build() -> tuple[Any, str]:
         from storage.urls import describe
-        from tui.demo.agents import build_demo_runtime
+        from warden_demo.agents import build_demo_runtime
 
         db = db_location(settings)
         return build_demo_runtime(db, model=model), describe(db)
