@@ -25,6 +25,7 @@ from textual.widgets import Input  # noqa: E402
 
 from tui.app import WardenApp  # noqa: E402
 from tui.backend import LocalBackend  # noqa: E402
+from tui.console_settings import ConsoleSettings  # noqa: E402
 from tui.screens.approval import ApprovalModal  # noqa: E402
 from tui.screens.help import HelpScreen  # noqa: E402
 from tui.screens.picker import PendingPicker  # noqa: E402
@@ -83,10 +84,7 @@ async def shoot(
     runtime = runtime or build_demo_runtime(db, model=DemoModel(delay=delay))
     app = WardenApp(
         LocalBackend(runtime, store_label="~/.local/share/warden/warden.db"),
-        approval_guard=0,
-        picker_refresh=0,
-        status_refresh=0,
-        cursor_blink=False,
+        ConsoleSettings(approval_guard=0, picker_refresh=0, status_refresh=0, cursor_blink=False),
     )
     async with app.run_test(size=size) as pilot:
         await until(pilot, lambda: app.focused is not None)
