@@ -130,6 +130,7 @@ async def drive(agent: AgentDefinition, state: RunState, rt: RunContext) -> Asyn
             agent_id=agent.id,
             run_id=run_id,
             step=state.step,
+            thread_id=state.thread_id,
         )
         response: ModelResponse | None = None
         try:
