@@ -28,6 +28,15 @@ PROVIDERS = "/api/agents/providers"
 MEMORY_STATUS = "/api/memory/status"
 TOOLS = "/api/tools"
 TOOL = "/api/tools/{toolId}"
+#: Studio's panels for things Warden has none of, answered empty in Mastra's shapes rather than 404
+#: (route name, path, the empty answer, what it lists).
+NONE_OF: list[tuple[str, str, dict[str, Any], str]] = [
+    ("getMemoryConfig", "/api/memory/config", {"config": None}, "Memory configuration: none"),
+    ("listWorkflows", "/api/workflows", {}, "Workflows: none (Warden runs agents)"),
+    ("listScorers", "/api/scores/scorers", {}, "Scorers: none"),
+    ("listProcessors", "/api/processors", {}, "Processors: none"),
+    ("listMcpServers", "/api/mcp/v0/servers", {"servers": [], "total_count": 0, "next": None}, "MCP servers: none"),
+]
 #: paths that answer without a token, as in Mastra (Studio asks them before it knows about auth).
 PUBLIC_PATHS = (ROOT, AUTH_CAPABILITIES)
 
@@ -166,6 +175,13 @@ async def get_tool(request: Request) -> Response:
     return JSONResponse(tool)
 
 
+def _empty(answer: dict[str, Any]) -> Any:
+    async def handler(request: Request) -> Response:
+        return JSONResponse(answer)
+
+    return handler
+
+
 _TOOL_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["id", "description"],
@@ -201,6 +217,19 @@ RESPONSES: dict[str, dict[str, Any]] = {
     },
     "listTools": {"type": "object", "additionalProperties": _TOOL_SCHEMA},
     "getTool": _TOOL_SCHEMA,
+    "getMemoryConfig": {"type": "object", "required": ["config"], "properties": {"config": {"type": "null"}}},
+    "listWorkflows": {"type": "object", "maxProperties": 0},
+    "listScorers": {"type": "object", "maxProperties": 0},
+    "listProcessors": {"type": "object", "maxProperties": 0},
+    "listMcpServers": {
+        "type": "object",
+        "required": ["servers", "total_count", "next"],
+        "properties": {
+            "servers": {"type": "array", "maxItems": 0},
+            "total_count": {"const": 0},
+            "next": {"type": "null"},
+        },
+    },
 }
 
 
@@ -235,4 +264,5 @@ def routes(spec: Any) -> list[tuple[Any, Any]]:
         ),
         (spec("GET", TOOLS, "listTools", "Every tool of the hosted agents, by id"), list_tools),
         (spec("GET", TOOL, "getTool", "One tool, by id"), get_tool),
+        *((spec("GET", path, name, summary), _empty(answer)) for name, path, answer, summary in NONE_OF),
     ]

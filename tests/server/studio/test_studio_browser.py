@@ -197,6 +197,13 @@ def test_mastra_studio_chats_approves_and_declines(studio, tmp_path):
             decline.click()
             expect(page.get_by_text("I did not run delete_record: the operator declined.")).to_be_visible()
             _shot(page, tmp_path, "studio-declined.png")
+
+            # an input request (suspend()): Studio 1.31 shows the tool's question, no form to answer it
+            box.fill("what's the weather")
+            box.press("Enter")
+            expect(page.get_by_text("Suspend payload")).to_be_visible()
+            expect(page.get_by_text("Which city should I get the weather for?")).to_be_visible()
+            expect(page.get_by_role("button", name="Approve")).to_have_count(1)  # the declined card's, no new one
         finally:
             browser.close()
 
@@ -208,6 +215,16 @@ def test_mastra_studio_chats_approves_and_declines(studio, tmp_path):
     records = list_records(records_path(db))
     assert "abc-123" not in records and "abc-124" in records
     with raw(url) as c:
+        # ... so the operator answers it elsewhere: here Warden's resume-stream (the console and
+        # `warden runs resume` do the same)
+        [run] = c.get("/api/suspended-runs").json()["runs"]
+        [call] = run["toolCalls"]
+        assert call["toolName"] == "get_weather" and call["requiresApproval"] is False
+        r = c.post(
+            "/api/agents/ops/resume-stream",
+            json={"runId": run["runId"], "toolCallId": call["toolCallId"], "resumeData": {"city": "Paris"}},
+        )
+        assert r.status_code == 200 and '"finishReason":"stop"' in r.text.replace(" ", "")
         entries = c.get("/api/audit").json()["entries"]
         assert c.get("/api/suspended-runs").json()["total"] == 0
     decided = [(e["decision"], e["actor"]) for e in entries if e["toolName"] == "delete_record"]
