@@ -6,9 +6,15 @@ thread (or the demo model before) would; the runs share a real SQLite store.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
 from agent_core import Agent, Memory, Runtime
-from storage import SqliteStore
+from storage import PostgresStore, SqliteStore, Store
 from tests.helpers import calls_then, echo_results, recording_tool
+from tests.pg import fresh_database
 from tui.demo.agents import build_demo_runtime
 from tui.demo.model import DemoModel
 
@@ -27,10 +33,19 @@ async def _pending_ids(runtime: Runtime, thread_id: str) -> dict[str, str]:
     return {c.tool_call_id: r.run_id for r in runs for c in r.tool_calls}
 
 
-async def test_a_repeated_model_id_is_replaced_while_the_thread_has_it_pending(tmp_path):
+@pytest.fixture(params=["sqlite", "postgres"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
+    if request.param == "postgres":
+        async with fresh_database() as dsn:
+            yield PostgresStore(dsn)
+    else:
+        yield SqliteStore(tmp_path / "w.db")
+
+
+async def test_a_repeated_model_id_is_replaced_while_the_thread_has_it_pending(store):
     log: list = []
     agent = _agent(log)
-    runtime = Runtime(agents={"a": agent}, storage=SqliteStore(tmp_path / "w.db"))
+    runtime = Runtime(agents={"a": agent}, storage=store)
     async with runtime:
         first = await agent.generate("go", thread_id="t1")
         second = await agent.generate("go again", thread_id="t1")
