@@ -7,7 +7,7 @@ CONTRACT := $(wildcard ../shared/contract)
 
 JS_DIR := tests/server/js
 STUDIO_JS_DIR := tests/server/studio/js
-TYPED := agent_core storage warden_server warden_client warden_mcp tui
+TYPED := agent_core storage warden_types warden_server warden_client warden_mcp tui warden_cli warden_demo
 
 .PHONY: demo test lint bench install js studio-js nginx chromium
 

@@ -15,8 +15,8 @@ from agent_core import Agent, Memory, Runtime
 from storage import PostgresStore, SqliteStore, Store
 from tests.helpers import calls_then, echo_results, recording_tool
 from tests.pg import fresh_database
-from tui.demo.agents import build_demo_runtime
-from tui.demo.model import DemoModel
+from warden_demo.agents import build_demo_runtime
+from warden_demo.model import DemoModel
 
 
 def _agent(log: list, memory: Memory | None = None) -> Agent:
