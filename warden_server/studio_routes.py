@@ -83,12 +83,6 @@ def _tools(encoded: dict[str, Any]) -> dict[str, Any]:
     return {name: _tool(name, info) for name, info in (encoded.get("tools") or {}).items()}
 
 
-def _provider_of(model_id: str | None) -> str:
-    if not model_id:
-        return "unknown"
-    return model_id.split("/", 1)[0] if "/" in model_id else model_id
-
-
 def _detail(key: str, agent: Any, encoded: dict[str, Any]) -> dict[str, Any]:
     model_id = encoded.get("modelId")
     return {
@@ -105,7 +99,7 @@ def _detail(key: str, agent: Any, encoded: dict[str, Any]) -> dict[str, Any]:
         "hasBrowser": False,
         "inputProcessors": [],
         "outputProcessors": [],
-        "provider": _provider_of(model_id),
+        "provider": encoded["provider"],
         "modelId": model_id or "",
         # Studio then chats with stream + approve-tool-call / decline-tool-call (see the module doc).
         "supportsMemory": False,
@@ -135,7 +129,7 @@ async def providers(request: Request) -> Response:
     for info in _encoded(request).values():
         model_id = info.get("modelId")
         if model_id:
-            provider = _provider_of(model_id)
+            provider = wire.model_provider(model_id)
             models.setdefault(provider, set()).add(model_id.split("/", 1)[-1])
     return JSONResponse(
         {

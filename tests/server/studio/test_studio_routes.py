@@ -75,3 +75,14 @@ def test_errors_are_typed_for_warden_clients_and_text_for_studio(server):
         r = c.post("/api/agents/ops/stream", json={"messages": "lookup a"}, headers=STUDIO)
         assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
         assert '"tool-result"' in r.text
+
+
+def test_agents_list_names_each_models_provider(server):
+    """Studio's agents table reads ``provider`` from ``GET /api/agents`` (a dash without it)."""
+    with raw(server.url) as c:
+        listed = c.get("/api/agents", headers=STUDIO).json()
+        detail = c.get("/api/agents/ops", headers=STUDIO).json()
+        providers = {p["id"] for p in c.get("/api/agents/providers").json()["providers"]}
+    assert listed["ops"]["modelId"] == "function" and listed["ops"]["provider"] == "function"
+    assert detail["provider"] == listed["ops"]["provider"]
+    assert {info["provider"] for info in listed.values()} == providers
