@@ -171,7 +171,14 @@ def test_mastra_studio_chats_approves_and_declines(studio, tmp_path):
             # the agents page lists Warden's demo agents
             expect(page.get_by_text("Ops agent").first).to_be_visible()
             expect(page.get_by_text("Supervisor").first).to_be_visible()
+            # the Provider column: each agent's model provider (from GET /api/agents), with its model id
+            page.get_by_role("button", name="Show model details for Ops agent").click()
+            model = page.get_by_role("dialog")
+            expect(model.get_by_text("Model")).to_be_visible()
+            expect(model.get_by_text("demo", exact=True)).to_have_count(2)  # provider "demo", model id "demo"
             _shot(page, tmp_path, "studio-agents.png")
+            page.keyboard.press("Escape")
+            expect(model).to_be_hidden()
 
             page.get_by_text("Ops agent").first.click()
             box = page.get_by_placeholder("Enter your message...")
