@@ -29,6 +29,9 @@ from agent_core.structured import parse_output
 from storage.base import Store
 from storage.records import AuditRow, GrantRow, PendingCallRow, RunRow
 
+#: page size when reading a thread's pending calls (``Runs.thread_call_ids``).
+_THREAD_PAGE = 200
+
 
 class Runs:
     """Advances runs against one store; holds the in-process policy functions of live runs."""
@@ -41,6 +44,19 @@ class Runs:
         self.output_models: dict[str, type[BaseModel]] = {}
         #: ``Runtime(on_pending=...)``: told (in the background) when a call starts waiting.
         self.pending_listeners: list[PendingCallback] = []
+
+    async def thread_call_ids(self, thread_id: str) -> set[str]:
+        """The tool-call ids pending in any run of ``thread_id``: a new call never reuses one, so
+        ``send_tool_approval(thread_id=..., tool_call_id=...)`` names one call only."""
+        ids: set[str] = set()
+        page = 0
+        while True:
+            rows, total = await self.store.list_suspended(thread_id=thread_id, page=page, per_page=_THREAD_PAGE)
+            for row in rows:
+                ids.update(call.tool_call_id for call in row.calls)
+            page += 1
+            if not rows or page * _THREAD_PAGE >= total:
+                return ids
 
     async def advance(
         self,
@@ -58,9 +74,10 @@ class Runs:
         """
         run_id = state.run_id
         began = time.time()
-        rt = Execution(
-            request_policy=self.policies.get(run_id), ids=used_ids(state), top=state, grant_for=self.grant_for
-        )
+        ids = used_ids(state)
+        if state.thread_id:
+            ids |= await self.thread_call_ids(state.thread_id)
+        rt = Execution(request_policy=self.policies.get(run_id), ids=ids, top=state, grant_for=self.grant_for)
         if owner is not None:
             self._guard(rt, state, owner, applied)
         if emit_start:

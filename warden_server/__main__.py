@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="ORIGIN",
-        help="a browser origin allowed to call the API, e.g. https://console.example.com (repeatable)",
+        help="a browser origin allowed to call the API with credentials, e.g. http://localhost:3000 (repeatable)",
     )
     p.add_argument("--tokens-file", default=None, help="named tokens with roles (warden tokens add)")
     p.add_argument("--webhook", action="append", default=[], metavar="URL", help="POST when a call waits (repeatable)")

@@ -20,6 +20,7 @@ from agent_core import Runtime
 from agent_core.app_loader import AppLoadError, load_runtime
 from agent_core.webhooks import WebhookNotifier
 from warden_server.app import DEFAULT_BODY_TIMEOUT_SECONDS, DEFAULT_MAX_BODY_BYTES, check_token, create_app
+from warden_server.cors import InvalidCorsOrigin, check_origins
 from warden_server.events import close_streams
 from warden_server.tokens import TokenFileError, TokenSet, load_tokens
 
@@ -146,6 +147,10 @@ def serve(
             raise ServeError(f"--tokens-file: {exc}") from None
         log.info("%d named token(s) from %s", len(named), tokens_file)
     check_bind(host, token or ("named tokens" if named else None))
+    try:
+        cors_origins = check_origins(cors_origins or ()) or None
+    except InvalidCorsOrigin as exc:
+        raise ServeError(str(exc)) from None
     # before the warnings: a bad --app is the one line printed
     if app is not None:
         try:
