@@ -8,7 +8,7 @@ CONTRACT := $(wildcard ../shared/contract)
 JS_DIR := tests/server/js
 TYPED := agent_core storage warden_server warden_client warden_mcp tui
 
-.PHONY: demo test lint bench install js nginx
+.PHONY: demo test lint bench install js nginx chromium
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,8 +42,15 @@ nginx:
 		$$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends nginx-light; \
 	fi
 
+# Browser tests drive Debian's Chromium with Playwright (browsers cannot be downloaded here).
+chromium:
+	@if [ ! -x /usr/bin/chromium ]; then \
+		SUDO=""; [ "$$(id -u)" -ne 0 ] && SUDO="sudo"; \
+		$$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends chromium; \
+	fi
+
 # Lint first (fast, and a type error fails before the ~3 min suite), then every test.
-test: lint js nginx
+test: lint js nginx chromium
 	$(PY) -m pytest -c pyproject.toml --rootdir . tests $(CONTRACT)
 
 bench: $(VENV)/.installed

@@ -23,7 +23,7 @@ from agent_core import wire
 from agent_core.errors import AgentNotFound, WardenError
 from agent_core.notify import watch_pending
 from agent_core.webhooks import WebhookNotifier
-from warden_server import context_routes, events, external_routes, handover, resolve_routes
+from warden_server import context_routes, events, external_routes, handover, resolve_routes, ui
 from warden_server import errors as E
 from warden_server.external import ExternalCalls
 from warden_server.limits import InvalidBody, parse_json_body
@@ -636,7 +636,7 @@ def create_app(
     if token:
         tokens = TokenSet.single(token) if tokens is None else tokens.merged(TokenSet.single(token))
     if tokens is not None:
-        middleware.append(Middleware(BearerAuthMiddleware, tokens=tokens))
+        middleware.append(Middleware(BearerAuthMiddleware, tokens=tokens, public_prefixes=(ui.UI_PREFIX,)))
     middleware.append(Middleware(BodySizeLimitMiddleware, max_body_bytes=max_body_bytes, body_timeout=body_timeout))
     app = Starlette(
         routes=[
@@ -658,6 +658,7 @@ def create_app(
     app.state.stream_pumps = set()
     app.state.auth_required = tokens is not None
     app.state.secrets = _store_secrets(runtime)
+    ui.install(app, tokens)  # the browser UI under /ui/ (its own sign-in: warden_server.ui)
     return app
 
 
