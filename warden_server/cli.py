@@ -19,7 +19,9 @@ import uvicorn
 from agent_core import Runtime
 from agent_core.app_loader import AppLoadError
 from agent_core.app_loader import load_runtime as load_app
+from agent_core.approval_links import LINK_ACTOR, LinkSigner
 from agent_core.webhooks import WebhookNotifier
+from warden_server import ui
 from warden_server.app import DEFAULT_BODY_TIMEOUT_SECONDS, DEFAULT_MAX_BODY_BYTES, check_token, create_app
 from warden_server.events import close_streams
 from warden_server.tokens import TokenFileError, TokenSet, load_tokens
@@ -80,6 +82,25 @@ def check_bind(host: str, token: str | None) -> None:
         )
 
 
+def approval_links(public_url: str | None, secret: str | None, actor: str | None) -> LinkSigner | None:
+    """The signer of approval links for ``--public-url`` (None without it); a bad option is a ``ServeError``."""
+    if actor is not None and (not actor.strip() or actor != actor.strip() or not actor.isprintable()):
+        raise ServeError("--link-actor: give a plain name (no surrounding spaces or control characters)")
+    if actor is not None and not public_url:
+        raise ServeError("--link-actor names who decides through approval links: it needs --public-url")
+    if not public_url:
+        return None
+    if not public_url.startswith(("http://", "https://")) or not public_url.isprintable() or " " in public_url:
+        raise ServeError(f"--public-url: expected an http:// or https:// URL, not {public_url!r}")
+    if not secret:
+        raise ServeError(
+            "--public-url: approval links are signed with the webhook secret: "
+            f"set --webhook-secret or {WEBHOOK_SECRET_ENV}"
+        )
+    log.info("approval links point at %s (decided as %r)", public_url, actor or LINK_ACTOR)
+    return LinkSigner(secret, public_url)
+
+
 def _if_installed(module: str) -> str:
     """``module`` when it imports (uvloop / httptools, from ``uvicorn[standard]``), else uvicorn's ``"auto"``.
 
@@ -122,11 +143,17 @@ def serve(
     tokens_file: str | None = None,
     webhooks: list[str] | None = None,
     webhook_secret: str | None = None,
+    webhook_unsigned: bool = False,
+    public_url: str | None = None,
+    link_actor: str | None = None,
 ) -> None:
     """Serve the ``Runtime`` named by ``app`` (``module:attr``) until interrupted.
 
     ``tokens_file``: named tokens with roles (``warden_server.tokens``), with or instead of ``token``.
-    ``webhooks``: URLs POSTed (signed with ``webhook_secret`` / ``$WARDEN_WEBHOOK_SECRET``) when a call waits.
+    ``webhooks``: URLs POSTed (signed with ``webhook_secret`` / ``$WARDEN_WEBHOOK_SECRET``) when a call waits;
+    without a secret they are refused unless ``webhook_unsigned``.
+    ``public_url``: the address browsers reach this server at; with a secret, notifications carry signed
+    approval links (``agent_core.approval_links``), decided as ``link_actor`` (default ``approval-link``).
     """
     logging.basicConfig(
         level=getattr(logging, log_level.upper(), logging.INFO),
@@ -152,12 +179,18 @@ def serve(
             TOKEN_ENV,
             host,
         )
+    secret = webhook_secret or os.environ.get(WEBHOOK_SECRET_ENV) or None
+    signer = approval_links(public_url, secret, link_actor)
     notifier = None
     if webhooks:
-        secret = webhook_secret or os.environ.get(WEBHOOK_SECRET_ENV) or None
+        if not secret and not webhook_unsigned:
+            raise ServeError(
+                f"webhooks without a secret are refused: set --webhook-secret or {WEBHOOK_SECRET_ENV}, "
+                "or say --webhook-unsigned to send them unsigned"
+            )
         if not secret:
-            log.warning("webhooks are not signed: set --webhook-secret or %s", WEBHOOK_SECRET_ENV)
-        notifier = WebhookNotifier(list(webhooks), secret)
+            log.warning("webhooks are not signed (--webhook-unsigned): receivers cannot tell them from forgeries")
+        notifier = WebhookNotifier(list(webhooks), secret, links=signer.for_notice if signer else None)
     asgi = create_app(
         runtime,
         token=token,
@@ -167,6 +200,7 @@ def serve(
         tokens=named,
         webhooks=notifier,
     )
+    ui.configure_links(asgi, signer, link_actor)
     config = uvicorn.Config(
         asgi,
         host=host,
