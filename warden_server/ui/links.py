@@ -8,7 +8,7 @@ nothing: altered → 403, expired → 410, used / decided by someone else / the
 call's arguments changed (another fingerprint) → 409.
 
 No session or CSRF token is needed: the signed token is the credential, and
-only whoever holds the link has it (pages send ``Referrer-Policy: no-referrer``).
+only whoever holds the link has it (pages send ``Referrer-Policy: same-origin``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 The pages run no script at all (the queue refreshes with ``<meta http-equiv=refresh>``),
 load only this server's stylesheet, and post forms only to this server.
-``Referrer-Policy: no-referrer`` keeps an approval link's token out of other sites' logs;
+``Referrer-Policy: same-origin`` keeps an approval link's token out of other sites' logs (and lets
+this server's own forms send their ``Origin``, which ``no-referrer`` would turn into ``null``);
 ``Cache-Control: no-store`` keeps pending calls out of shared caches.
 """
 
@@ -17,7 +18,7 @@ HEADERS: list[tuple[bytes, bytes]] = [
     (b"content-security-policy", CSP.encode()),
     (b"x-frame-options", b"DENY"),
     (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"referrer-policy", b"same-origin"),
     (b"cache-control", b"no-store"),
     (b"cross-origin-opener-policy", b"same-origin"),
 ]
