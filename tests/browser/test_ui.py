@@ -1,4 +1,4 @@
-"""The browser UI in a real headless Chromium at a phone's viewport (390×844): sign-in, the
+"""The browser UI in a real headless Chromium at a phone's viewport (390x844): sign-in, the
 queue, approve, decline with a reason, edit then approve, the resume form, a viewer's page,
 CSRF refusal and hostile arguments."""
 
