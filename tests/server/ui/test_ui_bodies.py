@@ -88,5 +88,7 @@ def test_fuzzed_forms_never_500(client: TestClient, form: dict[str, Any], raw: b
     if use_raw:
         r = client.post("/ui/decide", content=raw, headers=FORM)
     else:
-        r = client.post("/ui/decide", data={**form, "csrf": form.get("csrf", csrf)})
+        # the real call's ids unless the example gives others: decisions are sometimes taken, and must not 500
+        data = {"run": run_id, "call": call_id, **form, "csrf": form.get("csrf", csrf)}
+        r = client.post("/ui/decide", data=data)
     assert r.status_code < 500, r.text[:500]
