@@ -32,6 +32,7 @@ from tui.cli_common import (
 from tui.cli_mcp import mcp_proxy_command
 from tui.cli_runs import grants_app, runs_app
 from tui.cli_serve import serve_command, tokens_app
+from tui.cli_web import web_command
 
 __all__ = ["CliError", "Settings", "app", "default_db_path", "load_runtime", "run_console"]
 
@@ -48,6 +49,7 @@ app.add_typer(audit_app, name="audit")
 app.add_typer(tokens_app, name="tokens")
 app.add_typer(grants_app, name="grants")
 app.command("serve")(serve_command)
+app.command("web")(web_command)
 app.command("mcp-proxy", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(mcp_proxy_command)
 
 ModelOption = Annotated[str | None, typer.Option("--model", help="Real model for the demo agents (openai/gpt-5-mini)")]

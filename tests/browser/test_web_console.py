@@ -1,0 +1,92 @@
+"""``warden web``: the console in a browser through textual-serve. It starts, serves its page,
+refuses a public address without a token, and with a token lets in only whoever shows it;
+in Chromium the page opens a websocket on which the console process draws its screen."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import Browser
+
+from tests.browser.site import WAIT_GUARD_SECONDS, free_port
+from tests.server.procs import REPO
+
+WEB_TOKEN = "web-token-0123456789abcdef"
+
+
+def _warden(*args: str, db: Path) -> subprocess.Popen[str]:
+    env = {**os.environ, "WARDEN_DB": str(db), "PYTHONPATH": str(REPO)}
+    env.pop("WARDEN_WEB_TOKEN", None)
+    return subprocess.Popen(
+        [sys.executable, "-c", "from tui.cli import main; main()", *args],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def _wait_up(url: str, proc: subprocess.Popen[str]) -> None:
+    guard = time.monotonic() + WAIT_GUARD_SECONDS
+    while time.monotonic() < guard and proc.poll() is None:
+        try:
+            httpx.get(url, timeout=5)
+            return
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise AssertionError(f"warden web did not start (exit {proc.poll()})")
+
+
+@pytest.fixture(scope="module")
+def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    db = tmp_path_factory.mktemp("web") / "warden.db"
+    port = free_port()
+    proc = _warden("web", "--port", str(port), "--web-token", WEB_TOKEN, db=db)
+    threading.Thread(target=lambda: proc.stdout and proc.stdout.read(), daemon=True).start()
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_up(url, proc)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+
+
+def test_a_public_address_without_a_token_is_refused(tmp_path: Path) -> None:
+    proc = _warden("web", "--host", "0.0.0.0", "--port", str(free_port()), db=tmp_path / "w.db")
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 2 and "without a token" in out
+
+
+def test_only_the_token_opens_the_page(web: str) -> None:
+    assert httpx.get(web + "/").status_code == 401
+    assert httpx.get(web + "/?token=wrong").status_code == 401
+    assert httpx.get(web + "/ws").status_code == 401
+    with httpx.Client(base_url=web, follow_redirects=True) as client:
+        r = client.get(f"/?token={WEB_TOKEN}")  # redirected: the token leaves the address bar
+        assert r.status_code == 200 and str(r.url) == web + "/"
+        assert "ws://" in r.text and "/ws" in r.text
+        (cookie,) = client.cookies.jar
+        assert cookie.name == "warden_web" and WEB_TOKEN not in str(cookie.value)
+
+
+def test_the_console_draws_in_chromium(browser: Browser, web: str) -> None:
+    page = browser.new_page(viewport={"width": 1000, "height": 700})
+    frames: list[str] = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(str(f))))
+    page.goto(f"{web}/?token={WEB_TOKEN}")
+    guard = time.monotonic() + WAIT_GUARD_SECONDS
+    while time.monotonic() < guard and not any("Warden" in f or "pending" in f.lower() for f in frames):
+        page.wait_for_timeout(200)
+    assert frames, "the console sent nothing over the websocket"
+    assert any("Warden" in f or "pending" in f.lower() for f in frames)
+    page.close()
