@@ -64,6 +64,9 @@ class BearerAuthMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
+        root = scope.get("root_path", "")
+        if root and path.startswith(root):  # as Starlette routes it: the path below the mount point
+            path = path[len(root) :]
         if (
             scope["type"] != "http"
             or path in self.public_paths

@@ -127,3 +127,15 @@ def test_the_api_still_needs_its_bearer_token(client: TestClient) -> None:
     assert client.get("/api/agents").status_code == 401
     run_id, _ = start_run(client)
     assert client.get(f"/api/suspended-runs/{run_id}").status_code == 401
+
+
+def test_under_a_root_path_every_address_has_the_prefix(client: TestClient) -> None:
+    prefixed = TestClient(client.app, base_url="http://127.0.0.1", root_path="/warden")
+    r = prefixed.get("/warden/ui/", follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/warden/ui/signin"
+    from tests.server.ui.conftest import TOKENS
+
+    r = prefixed.post("/warden/ui/signin", data={"token": TOKENS["alice"]}, follow_redirects=False)
+    assert r.headers["location"] == "/warden/ui/" and "Path=/warden/ui/" in r.headers["set-cookie"]
+    page = prefixed.get("/warden/ui/").text
+    assert 'href="/warden/ui/static/ui.css"' in page and 'action="/warden/ui/signout"' in page
