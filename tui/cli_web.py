@@ -42,17 +42,6 @@ def console_command(settings: Settings | None) -> str:
     return shlex.join(args)
 
 
-def _is_loopback(host: str) -> bool:
-    import ipaddress
-
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
 def protected_server(command: str, host: str, port: int, token: str | None, public_url: str | None) -> Any:
     """A textual-serve ``Server`` whose every route needs ``token`` (when given), by query once, then cookie."""
     from aiohttp import web
@@ -103,7 +92,9 @@ def web_command(
     token = web_token if web_token is not None else os.environ.pop(WEB_TOKEN_ENV, None) or None
     if token is not None and (len(token) < 16 or token != token.strip() or not token.isprintable()):
         fail("--web-token: give a long random token (16+ printable characters, e.g. `openssl rand -hex 32`)", 2)
-    if token is None and not _is_loopback(host):
+    from warden_server.addresses import is_loopback  # the server's rule
+
+    if token is None and not is_loopback(host):
         fail(f"refusing to serve the console on {host!r} without a token: set --web-token or {WEB_TOKEN_ENV}", 2)
     settings = ctx.obj
     if settings is not None:  # the console processes read these from their environment

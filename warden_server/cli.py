@@ -9,7 +9,6 @@ on stdout (with the real port when ``--port 0`` asked for any free one).
 from __future__ import annotations
 
 import importlib
-import ipaddress
 import logging
 import os
 from typing import Any
@@ -22,6 +21,7 @@ from agent_core.app_loader import load_runtime as load_app
 from agent_core.approval_links import LINK_ACTOR, LinkSigner
 from agent_core.webhooks import WebhookNotifier
 from warden_server import ui
+from warden_server.addresses import is_loopback
 from warden_server.app import DEFAULT_BODY_TIMEOUT_SECONDS, DEFAULT_MAX_BODY_BYTES, check_token, create_app
 from warden_server.events import close_streams
 from warden_server.tokens import TokenFileError, TokenSet, load_tokens
@@ -35,15 +35,6 @@ READY_PREFIX = "Warden server listening on "
 
 class ServeError(Exception):
     """The server cannot start as asked (bad ``--app``, or no token on a public address)."""
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def load_runtime(spec: str) -> Runtime:

@@ -23,6 +23,7 @@ from agent_core.errors import SnapshotNotFound, ToolCallNotSuspended, WardenErro
 from agent_core.resume_fields import FormField, coerce, errors_by_field, fields_from_schema
 from agent_core.untrusted_text import scan, summarize
 from warden_server import handover
+from warden_server.addresses import host_header_is_loopback
 from warden_server.sse import StreamPump
 from warden_server.tokens import Role, TokenSet
 from warden_server.ui.forms import FormInvalid, read_form
@@ -88,11 +89,21 @@ def _session(request: Request) -> Session | None:
 Handler = Callable[[Request, Session], Awaitable[Response]]
 
 
+def _rebound(request: Request) -> Response | None:
+    """On a server without tokens (loopback only), a page asked for under another host name: refused."""
+    if ui_state(request).tokens is None and not host_header_is_loopback(request.headers.get("host", "")):
+        return message(request, 403, "Refused", "Without API tokens this UI answers only on a loopback address.", None)
+    return None
+
+
 def viewing(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
     """A GET page for any signed-in role; without a session: the sign-in page (or, on a server
     without tokens, a fresh session for the local operator)."""
 
     async def wrapped(request: Request) -> Response:
+        refused = _rebound(request)
+        if refused is not None:
+            return refused
         session = _session(request)
         if session is not None:
             return await handler(request, session)
@@ -122,6 +133,9 @@ def deciding(role: Role = "approver") -> Callable[[Callable[..., Awaitable[Respo
 
     def wrap(handler: Callable[[Request, Session, dict[str, str]], Awaitable[Response]]) -> Any:
         async def wrapped(request: Request) -> Response:
+            refused = _rebound(request)
+            if refused is not None:
+                return refused
             session = _session(request)
             if session is None:
                 return message(request, 403, "Not signed in", "Sign in with an API token first.", code=wire.FORBIDDEN)

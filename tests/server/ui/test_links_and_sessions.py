@@ -139,3 +139,34 @@ def test_under_a_root_path_every_address_has_the_prefix(client: TestClient) -> N
     assert r.headers["location"] == "/warden/ui/" and "Path=/warden/ui/" in r.headers["set-cookie"]
     page = prefixed.get("/warden/ui/").text
     assert 'href="/warden/ui/static/ui.css"' in page and 'action="/warden/ui/signout"' in page
+
+
+def test_without_tokens_the_local_operator_decides_and_other_host_names_are_refused(tmp_path) -> None:
+    from agent_core import Agent, Runtime
+    from storage import SqliteStore
+    from tests.server import warden_test_app as w
+    from warden_server.app import create_app
+
+    agent = Agent(id="ops", name="Ops", instructions="", model=w.make_model("ops"), tools=w.TOOLS)
+    runtime = Runtime(agents={"ops": agent}, storage=SqliteStore(tmp_path / "open.db"), actor="local-op")
+    with TestClient(create_app(runtime), base_url="http://127.0.0.1:4111") as local:
+        r = local.post("/api/agents/ops/generate", json={"messages": "delete rec-9"})
+        run_id, call_id = r.json()["runId"], r.json()["suspendPayload"]["toolCallId"]
+        page = local.get("/ui/")
+        assert page.status_code == 200 and "delete_tool" in page.text and "Sign out" not in page.text
+        marker = 'name="csrf" value="'
+        call_page = local.get(f"/ui/call?run={run_id}&call={call_id}").text
+        csrf = call_page[call_page.index(marker) + len(marker) :].split('"', 1)[0]
+        # a page of another name re-pointed at this address (DNS rebinding) gets nothing
+        assert local.get("/ui/", headers={"host": "evil.example:4111"}).status_code == 403
+        r = local.post(
+            "/ui/decide",
+            data={"csrf": csrf, "run": run_id, "call": call_id, "action": "approve"},
+            headers={"host": "evil.example:4111", "origin": "http://evil.example:4111"},
+        )
+        assert r.status_code == 403
+        assert local.get(f"/api/suspended-runs/{run_id}").status_code == 200
+        r = local.post("/ui/decide", data={"csrf": csrf, "run": run_id, "call": call_id, "action": "approve"})
+        assert r.status_code == 200 and "Approved" in r.text
+        entries = local.get("/api/audit", params={"runId": run_id}).json()["entries"]
+        assert [(e["decision"], e["actor"]) for e in entries] == [("approved", "local-op")]
