@@ -133,8 +133,9 @@ class LinkSigner:
         return claims
 
     def for_notice(self, notice: Any) -> dict[str, str] | None:
-        """The links of a ``PendingNotice`` (a webhook body's ``links``); None for a call no link decides."""
-        if notice.kind == "interrupted":
+        """The links of a ``PendingNotice`` (a webhook body's ``links``); None for a call no link decides
+        (an input request needs its form; an interrupted call, recovery)."""
+        if notice.kind != "approval":
             return None
         deadline = notice.expires_at.timestamp() if notice.expires_at is not None else None
         return self.links(notice.run_id, notice.tool_call_id, notice.fingerprint, deadline=deadline)

@@ -141,3 +141,15 @@ def test_tampered_link_is_403(page: Page, site: Site) -> None:
     forged = LinkSigner("another-secret", site.url).links(run_id, call_id, "sha256:x")["approve"]
     assert page.goto(forged).status == 403  # type: ignore[union-attr]
     assert site.pending(run_id) and not _decisions(site, run_id, call_id)
+
+
+def test_an_input_request_gets_no_links_and_a_forged_one_decides_nothing(page: Page, site: Site) -> None:
+    run_id, call_id = site.start_run(f"ask colour-{uuid.uuid4().hex[:6]}?")
+    body = site.receiver.body_for(call_id)
+    assert body["kind"] == "suspend" and "links" not in body
+    forged = LinkSigner(WEBHOOK_SECRET, site.url).links(run_id, call_id, body["fingerprint"])["approve"]
+    response = page.goto(forged)
+    assert response is not None and response.status == 409
+    expect(page.locator("#reason")).to_contain_text("not waiting for an approval")
+    assert page.request.post(forged, form={}).status == 409
+    assert site.pending(run_id) and not _decisions(site, run_id, call_id)

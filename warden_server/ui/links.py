@@ -19,6 +19,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from agent_core import wire
 from agent_core.approval_links import LINK_ACTOR, LinkClaims, LinkExpired, LinkInvalid, LinkSigner, LinkSpent
 from agent_core.errors import (
     AlreadyDecided,
@@ -51,17 +52,20 @@ def _refused(request: Request, exc: WardenError) -> Response:
     return message(request, _STATUS[exc.code], titles[exc.code], exc.message, code=exc.code)
 
 
-async def _spent_reason(request: Request, claims: LinkClaims, actor: str) -> str:
-    """Why a call a link names is no longer pending: this link (or its sibling) was used, or who decided."""
+async def _spent(request: Request, claims: LinkClaims, actor: str) -> WardenError:
+    """Why a call a link names is no longer pending: expired (410), or this link (or its sibling)
+    was used, or who decided it (409)."""
     runtime = request.app.state.runtime
     decided = [a for a in await runtime.store.audit_log(claims.run_id) if a.tool_call_id == claims.tool_call_id]
-    decisions = [a for a in decided if a.decision not in ("notification-failed",)]
+    decisions = [a for a in decided if a.decision != "notification-failed"]
     if not decisions:
-        return "this link was already used, or the call is no longer pending"
+        return LinkSpent("this link was already used, or the call is no longer pending")
     last = decisions[-1]
+    if last.decision == "expired":
+        return LinkExpired("this link has expired: the call's deadline passed and it was declined")
     if last.actor == actor:
-        return f"this link was already used: the call was {last.decision} through an approval link"
-    return f"the call was already decided ({last.decision}) by {last.actor or 'another operator'}"
+        return LinkSpent(f"this link was already used: the call was {last.decision} through an approval link")
+    return LinkSpent(f"the call was already decided ({last.decision}) by {last.actor or 'another operator'}")
 
 
 async def _pending(request: Request, claims: LinkClaims, config: LinkConfig) -> tuple[Any, Any]:
@@ -71,8 +75,10 @@ async def _pending(request: Request, claims: LinkClaims, config: LinkConfig) -> 
         call = next((c for c in run.tool_calls if c.tool_call_id == claims.tool_call_id), None)
     except SnapshotNotFound:
         call = None
-    if call is None or call.kind == "interrupted":
-        raise LinkSpent(await _spent_reason(request, claims, config.actor))
+    if call is None:
+        raise await _spent(request, claims, config.actor)
+    if call.kind != "approval":  # input requests and interrupted calls are answered from the queue
+        raise LinkSpent(f"this call is not waiting for an approval ({call.kind}): open it from the queue")
     if call.fingerprint != claims.fingerprint:
         raise LinkSpent("the call's arguments changed since this link was sent (stale fingerprint); open the queue")
     return run, call
@@ -122,8 +128,9 @@ async def link_decide(request: Request) -> Response:
         if isinstance(exc, ApprovalExpired):
             return _refused(request, LinkExpired(f"this link has expired: {exc.message}"))
         if isinstance(exc, ToolCallNotSuspended | AlreadyDecided | FingerprintMismatch):
-            return _refused(request, LinkSpent(await _spent_reason(request, claims, config.actor)))
-        raise
+            return _refused(request, await _spent(request, claims, config.actor))
+        status = wire.STATUS_BY_CODE.get(exc.code, 409)
+        return message(request, status, "Not decided", exc.message, code=exc.code)
     done = "Approved" if claims.action == "approve" else "Declined"
     return page("decided.html", base=base(request), session=None, auth=False, done=done, call=call, reason=reason)
 
