@@ -6,9 +6,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
-from tests.browser.site import CHROMIUM, CHROMIUM_ARGS, PHONE, Site, start_site
+from tests.browser.site import CHROMIUM, CHROMIUM_ARGS, PHONE, WAIT_GUARD_SECONDS, Site, start_site
+
+# The machine is shared and loaded: Playwright's 5 s default for assertions is raised, never lowered.
+expect.set_options(timeout=WAIT_GUARD_SECONDS * 1000)
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +49,8 @@ class Watch:
 @pytest.fixture
 def context(browser: Browser) -> Iterator[BrowserContext]:
     ctx = browser.new_context(viewport=PHONE, device_scale_factor=1, is_mobile=True, has_touch=True)
+    ctx.set_default_timeout(WAIT_GUARD_SECONDS * 1000)
+    ctx.set_default_navigation_timeout(WAIT_GUARD_SECONDS * 2000)
     yield ctx
     ctx.close()
 

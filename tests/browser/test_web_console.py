@@ -81,6 +81,7 @@ def test_only_the_token_opens_the_page(web: str) -> None:
 
 def test_the_console_draws_in_chromium(browser: Browser, web: str) -> None:
     page = browser.new_page(viewport={"width": 1000, "height": 700})
+    page.set_default_navigation_timeout(WAIT_GUARD_SECONDS * 2000)
     frames: list[str] = []
     page.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(str(f))))
     page.goto(f"{web}/?token={WEB_TOKEN}")
