@@ -16,7 +16,7 @@ from starlette.staticfiles import StaticFiles
 
 from agent_core.approval_links import LINK_ACTOR, LinkSigner
 from warden_server.tokens import TokenSet
-from warden_server.ui import links, pages
+from warden_server.ui import decide, guards, links, pages
 from warden_server.ui.security import SecurityHeaders
 from warden_server.ui.session import SessionKeeper
 
@@ -31,7 +31,7 @@ def routes() -> list[Route | Mount]:
         Route("/signin", pages.signin, methods=["POST"], name="ui-signin"),
         Route("/signout", pages.signout, methods=["POST"], name="ui-signout"),
         Route("/call", pages.call_page, methods=["GET"], name="ui-call"),
-        Route("/decide", pages.decide, methods=["POST"], name="ui-decide"),
+        Route("/decide", decide.decide, methods=["POST"], name="ui-decide"),
         Route("/links/{token}", links.link_page, methods=["GET"], name="ui-link"),
         Route("/links/{token}", links.link_decide, methods=["POST"], name="ui-link-decide"),
         Mount("/static", app=StaticFiles(directory=STATIC), name="ui-static"),
@@ -40,7 +40,7 @@ def routes() -> list[Route | Mount]:
 
 def install(app: Starlette, tokens: TokenSet | None) -> None:
     """Serve the UI under ``/ui/`` of ``app``; ``tokens``: who may sign in (None: no auth, loopback)."""
-    app.state.ui = pages.UiState(SessionKeeper(), tokens)
+    app.state.ui = guards.UiState(SessionKeeper(), tokens)
     app.state.links = None
     app.router.routes.append(Mount(UI_PREFIX, routes=routes(), middleware=[Middleware(SecurityHeaders)]))
 

@@ -29,8 +29,10 @@ from agent_core.errors import (
     ToolCallNotSuspended,
     WardenError,
 )
+from warden_server.ui.decide import apply_decision
 from warden_server.ui.forms import FormInvalid, read_form
-from warden_server.ui.pages import apply_decision, base, call_view, message
+from warden_server.ui.guards import base, message
+from warden_server.ui.pages import call_view
 from warden_server.ui.render import page
 
 _STATUS = {LinkInvalid.code: 403, LinkExpired.code: 410, LinkSpent.code: 409}
