@@ -595,6 +595,7 @@ def create_app(
     ``tokens``: named tokens with roles (``warden_server.tokens``); with ``token`` too, both are accepted.
     A token whose role is below a route's gets 403; decisions record the token's name as the actor.
     ``webhooks``: told of every call that starts waiting in the runtime's store (any process).
+    The browser UI is served under ``/ui/`` (``warden_server.ui``; sign-in with these tokens).
     """
 
     check_token(token)

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
@@ -100,7 +101,7 @@ def _serve(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_serve_refuses_unsigned_webhooks_and_unsigned_links() -> None:
+def test_serve_refuses_unsigned_webhooks_and_unsigned_links(tmp_path: Path) -> None:
     db = ["--log-level", "warning"]
     r = _serve("--webhook", "http://127.0.0.1:9/hook", *db)
     assert (
@@ -112,6 +113,16 @@ def test_serve_refuses_unsigned_webhooks_and_unsigned_links() -> None:
     assert r.returncode == 2 and "expected an http:// or https:// URL" in r.stderr
     r = _serve("--link-actor", "bob", *db)
     assert r.returncode == 2 and "needs --public-url" in r.stderr
+    # the same through `warden serve`
+    r = subprocess.run(
+        [sys.executable, "-c", "from tui.cli import main; main()", "serve", "--webhook", "http://127.0.0.1:9/h"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "WARDEN_WEBHOOK_SECRET": "", "WARDEN_DB": str(tmp_path / "demo.db")},
+    )
+    assert r.returncode == 2 and "webhooks without a secret are refused" in r.stderr, r.stderr
 
 
 def test_ui_pages_carry_the_security_headers(client: TestClient) -> None:
@@ -141,7 +152,7 @@ def test_under_a_root_path_every_address_has_the_prefix(client: TestClient) -> N
     assert 'href="/warden/ui/static/ui.css"' in page and 'action="/warden/ui/signout"' in page
 
 
-def test_without_tokens_the_local_operator_decides_and_other_host_names_are_refused(tmp_path) -> None:
+def test_without_tokens_the_local_operator_decides_and_other_host_names_are_refused(tmp_path: Path) -> None:
     from agent_core import Agent, Runtime
     from storage import SqliteStore
     from tests.server import warden_test_app as w
