@@ -40,6 +40,12 @@ def test_sign_in_sets_a_strict_http_only_cookie(page: Page, context: BrowserCont
     assert site.tokens["alice"] not in cookie["value"]
     expect(page.locator(".who")).to_contain_text("alice")
     assert page.evaluate("document.cookie") == ""  # HttpOnly: no script can read it
+    page.click("text=Sign out")
+    page.wait_for_url(site.url + "/ui/signin")
+    assert context.cookies() == []
+    context.add_cookies([cookie])  # a copy of the signed-out cookie opens nothing
+    page.goto(site.url + "/ui/")
+    assert page.url.endswith("/ui/signin")
 
 
 def test_queue_lists_the_pending_call_and_refreshes(page: Page, site: Site) -> None:

@@ -66,6 +66,7 @@ async def signin(request: Request) -> Response:
 
 @deciding("viewer")
 async def signout(request: Request, session: Session, form: dict[str, str]) -> Response:
+    ui_state(request).keeper.revoke(session)
     response = RedirectResponse(base(request) + ("/signin" if ui_state(request).tokens else "/"), status_code=303)
     response.delete_cookie(SESSION_COOKIE, path=base(request) + "/")
     return response

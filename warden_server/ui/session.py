@@ -3,10 +3,10 @@
 Signing in checks an API token once (``warden_server.tokens``); the cookie then
 carries only ``{session id, token name, role, expiry}`` and an HMAC over them
 with a key that never leaves the server process (a restart signs everyone
-out). The cookie is HttpOnly (no script reads it), SameSite=Strict (no other
-site's page sends it) and Secure over HTTPS. Every POST also carries a CSRF
-token: an HMAC of the session id, so a page of this server is the only place
-one comes from.
+out; signing out revokes the session in this process). The cookie is
+HttpOnly (no script reads it), SameSite=Strict (no other site's page sends it)
+and Secure over HTTPS. Every POST also carries a CSRF token: an HMAC of the
+session id, so a page of this server is the only place one comes from.
 """
 
 from __future__ import annotations
@@ -48,6 +48,8 @@ class SessionKeeper:
     def __init__(self, key: bytes | None = None, *, lifetime: int = SESSION_SECONDS) -> None:
         self._key = key or secrets.token_bytes(32)
         self.lifetime = lifetime
+        #: sessions signed out before their expiry (session id -> expiry), forgotten once expired.
+        self._revoked: dict[str, int] = {}
 
     def _mac(self, label: str, data: str) -> str:
         return _b64(hmac.new(self._key, f"{label}|{data}".encode(), hashlib.sha256).digest())
@@ -73,9 +75,15 @@ class SessionKeeper:
             session = Session(str(doc["s"]), doc["n"], doc["r"], int(doc["x"]))
         except (ValueError, KeyError, TypeError):
             return None
-        if session.role not in ROLES or session.expires_at <= time.time():
+        if session.role not in ROLES or session.expires_at <= time.time() or session.sid in self._revoked:
             return None
         return session
+
+    def revoke(self, session: Session) -> None:
+        """Sign ``session`` out: its cookie, even if kept or copied, is refused from now on."""
+        now = time.time()
+        self._revoked = {sid: exp for sid, exp in self._revoked.items() if exp > now}
+        self._revoked[session.sid] = session.expires_at
 
     def csrf(self, session: Session) -> str:
         return self._mac("csrf", session.sid)

@@ -72,6 +72,8 @@ def test_sessions_are_signed_and_expire() -> None:
     assert keeper.check_csrf(session, keeper.csrf(session))
     other, _ = keeper.issue(Identity("bob", "approver"))
     assert not keeper.check_csrf(session, keeper.csrf(other)) and not keeper.check_csrf(session, None)
+    keeper.revoke(session)  # signed out: the same cookie is refused from now on
+    assert keeper.read(cookie) is None and keeper.read(keeper.issue(None)[1]) is not None
     late = SessionKeeper(lifetime=-1)
     _, old = late.issue(None)
     assert late.read(old) is None
