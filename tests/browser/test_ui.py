@@ -208,3 +208,13 @@ def test_hostile_arguments_run_no_script_and_show_escapes(page: Page, site: Site
     assert "default-src 'none'" in headers["content-security-policy"]
     assert "frame-ancestors 'none'" in headers["content-security-policy"]
     assert headers["x-frame-options"] == "DENY"
+
+
+def test_a_deadline_shows_the_time_left(page: Page, site: Site) -> None:
+    rec = _uid()
+    run_id, call_id = site.start_run(f"delete rec-{rec}", approvalTimeout=7200)
+    sign_in(page, site, "alice")
+    expect(page.locator(".item", has_text=f"rec-{rec}").locator(".deadline")).to_have_text("deadline 1h left")
+    _open_call(page, site, run_id, call_id)
+    expect(page.locator("#deadline")).to_contain_text("1h left")
+    expect(page.locator("#deadline")).to_contain_text("UTC")

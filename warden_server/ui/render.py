@@ -88,6 +88,19 @@ def age(when: datetime | float | None) -> str:
     return f"{secs}s"
 
 
+def left(when: datetime | None) -> str:
+    """Time left before a deadline: ``4m left``, or ``passed`` (the sweep expires it soon)."""
+    if when is None:
+        return ""
+    secs = int(when.timestamp() - time.time())
+    if secs <= 0:
+        return "passed"
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if secs >= size:
+            return f"{secs // size}{unit} left"
+    return f"{secs}s left"
+
+
 def stamp(when: datetime | float | None) -> str:
     """A UTC time, to the second."""
     if when is None:
@@ -98,7 +111,9 @@ def stamp(when: datetime | float | None) -> str:
 
 def _env() -> Environment:
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(default=True), auto_reload=False)
-    env.filters.update(u=untrusted, json=json_html, summary=summary, age=age, stamp=stamp, placeholder=placeholder_of)
+    env.filters.update(
+        u=untrusted, json=json_html, summary=summary, age=age, left=left, stamp=stamp, placeholder=placeholder_of
+    )
     env.globals.update(initial=initial)
     return env
 
@@ -110,4 +125,4 @@ def page(template: str, status: int = 200, headers: dict[str, str] | None = None
     return HTMLResponse(ENV.get_template(template).render(**context), status_code=status, headers=headers)
 
 
-__all__ = ["ENV", "age", "initial", "json_for_editing", "json_html", "page", "stamp", "summary", "untrusted"]
+__all__ = ["ENV", "age", "initial", "json_for_editing", "json_html", "left", "page", "stamp", "summary", "untrusted"]
