@@ -110,8 +110,8 @@ def test_edit_then_approve_and_bad_json_changes_nothing(page: Page, site: Site) 
     page.fill("#args-edit", '{"id": ')
     page.click("#approve-edited")
     expect(page.locator("#error")).to_contain_text("not valid JSON")
+    expect(page.locator("#args-edit")).to_have_value('{"id": ')  # the edit is kept, open, to fix
     assert site.pending(run_id)
-    page.click("details.edit summary")
     page.fill("#args-edit", '{"id": "edited-by-alice"}')
     page.click("#approve-edited")
     expect(page.locator("#done")).to_have_text("Approved with edited arguments: delete_tool")
@@ -218,3 +218,15 @@ def test_a_deadline_shows_the_time_left(page: Page, site: Site) -> None:
     _open_call(page, site, run_id, call_id)
     expect(page.locator("#deadline")).to_contain_text("1h left")
     expect(page.locator("#deadline")).to_contain_text("UTC")
+
+
+def test_an_input_request_can_be_declined_with_a_reason(page: Page, site: Site) -> None:
+    run_id, call_id = site.start_run(f"ask size-{_uid()}?")
+    sign_in(page, site, "alice")
+    _open_call(page, site, run_id, call_id)
+    page.fill("#reason", "cannot answer that")
+    page.click("#decline")
+    expect(page.locator("#done")).to_have_text("Declined: ask_user")
+    (entry,) = [e for e in site.audit(run_id) if e["toolCallId"] == call_id]
+    assert (entry["decision"], entry["actor"], entry["reason"]) == ("declined", "alice", "cannot answer that")
+    assert not [r for r in site.factory.executions("ask-user") if r[1] == call_id]

@@ -113,6 +113,8 @@ async def decide(request: Request, session: Session, form: dict[str, str]) -> Re
         status = 422 if isinstance(exc, FormInvalid) else wire.STATUS_BY_CODE.get(exc.code, 409)
         per_field, general = errors_by_field(exc) if action == "resume" else ({}, "")
         view = await call_view(request, run, call)
+        if action == "edit":  # the operator's edit, shown again (open) with what was wrong with it
+            view.update(args_json=form.get("args", ""), edit_open=True)
         return page(
             "call.html",
             status,
