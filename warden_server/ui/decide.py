@@ -125,7 +125,9 @@ async def decide(request: Request, session: Session, form: dict[str, str]) -> Re
                 fields=fields,
                 values={k[2:]: v for k, v in form.items() if k.startswith("f.")},
                 errors=per_field,
-                error=f"{exc.code}: {general or exc.message}",
+                error="Check the fields below."
+                if per_field and not general
+                else f"{exc.code}: {general or exc.message}",
             ),
         )
     return page(
