@@ -214,10 +214,10 @@ def browser_shots() -> list[Path]:
         t = Path(tmp)
         secret = add_token(t / "tokens.json", "ana", "approver")
         port = free_port()
-        env = {**os.environ, "WARDEN_DB": str(t / "ui.db"), "WARDEN_DEMO_DELAY": "0", "PYTHONPATH": str(ROOT)}
-        args = ["--app", "tui.cli_serve:demo_runtime", "--port", str(port), "--tokens-file", str(t / "tokens.json")]
-        server = subprocess.Popen(
-            [sys.executable, "-m", "warden_server", *args, "--log-level", "warning"],
+        env = {**os.environ, "WARDEN_DEMO_DELAY": "0", "PYTHONPATH": str(ROOT)}
+        args = ["--db", str(t / "ui.db"), "--port", str(port), "--tokens-file", str(t / "tokens.json")]
+        server = subprocess.Popen(  # `warden serve` without --app: the demo agents on --db
+            [str(Path(sys.executable).with_name("warden")), "serve", *args],
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,

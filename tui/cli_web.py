@@ -18,7 +18,9 @@ import hmac
 import os
 import secrets
 import shlex
+import shutil
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -33,8 +35,13 @@ COOKIE = "warden_web"
 
 
 def console_command(settings: Settings | None) -> str:
-    """The shell command textual-serve runs per connection: this Python's ``warden`` console."""
-    args = [sys.executable, "-c", "from tui.cli import main; main()"]
+    """The shell command textual-serve runs per connection: the ``warden`` console installed beside
+    this Python (the entry point, wherever the CLI's modules live)."""
+    installed = Path(sys.executable).with_name("warden")
+    found = str(installed) if installed.exists() else shutil.which("warden")
+    if found is None:
+        fail("web: cannot find the `warden` command to run in the browser (is Warden installed?)", 2)
+    args = [found]
     if settings is not None:
         for flag, value in (("--app", settings.app), ("--model", settings.model), ("--server", settings.server)):
             if value:

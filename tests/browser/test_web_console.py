@@ -20,13 +20,15 @@ from tests.browser.site import WAIT_GUARD_SECONDS, free_port
 from tests.server.procs import REPO
 
 WEB_TOKEN = "web-token-0123456789abcdef"
+#: the ``warden`` entry point installed beside this Python (``make install``)
+WARDEN = Path(sys.executable).with_name("warden")
 
 
 def _warden(*args: str, db: Path) -> subprocess.Popen[str]:
     env = {**os.environ, "WARDEN_DB": str(db), "PYTHONPATH": str(REPO)}
     env.pop("WARDEN_WEB_TOKEN", None)
     return subprocess.Popen(
-        [sys.executable, "-c", "from tui.cli import main; main()", *args],
+        [str(WARDEN), *args],
         cwd=REPO,
         env=env,
         stdout=subprocess.PIPE,

@@ -117,7 +117,7 @@ def test_serve_refuses_unsigned_webhooks_and_unsigned_links(tmp_path: Path) -> N
     assert r.returncode == 2 and "needs --public-url" in r.stderr
     # the same through `warden serve`
     r = subprocess.run(
-        [sys.executable, "-c", "from tui.cli import main; main()", "serve", "--webhook", "http://127.0.0.1:9/h"],
+        [str(Path(sys.executable).with_name("warden")), "serve", "--webhook", "http://127.0.0.1:9/h"],
         cwd=REPO,
         capture_output=True,
         text=True,
