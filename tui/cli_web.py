@@ -43,9 +43,15 @@ def console_command(settings: Settings | None) -> str:
         fail("web: cannot find the `warden` command to run in the browser (is Warden installed?)", 2)
     args = [found]
     if settings is not None:
-        for flag, value in (("--app", settings.app), ("--model", settings.model), ("--server", settings.server)):
+        options = (
+            ("--db", settings.db),
+            ("--app", settings.app),
+            ("--model", settings.model),
+            ("--server", settings.server),
+        )
+        for flag, value in options:
             if value:
-                args += [flag, value]
+                args += [flag, str(value)]
     return shlex.join(args)
 
 
@@ -104,9 +110,6 @@ def web_command(
     if token is None and not is_loopback(host):
         fail(f"refusing to serve the console on {host!r} without a token: set --web-token or {WEB_TOKEN_ENV}", 2)
     settings = ctx.obj
-    if settings is not None:  # the console processes read these from their environment
-        if settings.db:
-            os.environ["WARDEN_DB"] = settings.db
-        if settings.token:
-            os.environ[TOKEN_ENV] = settings.token
+    if settings is not None and settings.token:  # a secret: the console processes read it from their environment
+        os.environ[TOKEN_ENV] = settings.token
     protected_server(console_command(settings), host, port, token, public_url).serve()

@@ -25,10 +25,10 @@ WARDEN = Path(sys.executable).with_name("warden")
 
 
 def _warden(*args: str, db: Path) -> subprocess.Popen[str]:
-    env = {**os.environ, "WARDEN_DB": str(db), "PYTHONPATH": str(REPO)}
-    env.pop("WARDEN_WEB_TOKEN", None)
+    env = {k: v for k, v in os.environ.items() if k not in ("WARDEN_DB", "WARDEN_WEB_TOKEN", "WARDEN_API_TOKEN")}
+    env["PYTHONPATH"] = str(REPO)
     return subprocess.Popen(
-        [str(WARDEN), *args],
+        [str(WARDEN), "--db", str(db), *args],  # the console's store, given to `warden`, reaches each tab
         cwd=REPO,
         env=env,
         stdout=subprocess.PIPE,
@@ -49,8 +49,13 @@ def _wait_up(url: str, proc: subprocess.Popen[str]) -> None:
 
 
 @pytest.fixture(scope="module")
-def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    db = tmp_path_factory.mktemp("web") / "warden.db"
+def web_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("web") / "warden.db"
+
+
+@pytest.fixture(scope="module")
+def web(web_db: Path) -> Iterator[str]:
+    db = web_db
     port = free_port()
     proc = _warden("web", "--port", str(port), "--web-token", WEB_TOKEN, db=db)
     threading.Thread(target=lambda: proc.stdout and proc.stdout.read(), daemon=True).start()
@@ -81,7 +86,7 @@ def test_only_the_token_opens_the_page(web: str) -> None:
         assert cookie.name == "warden_web" and WEB_TOKEN not in str(cookie.value)
 
 
-def test_the_console_draws_in_chromium(browser: Browser, web: str) -> None:
+def test_the_console_draws_in_chromium(browser: Browser, web: str, web_db: Path) -> None:
     page = browser.new_page(viewport={"width": 1000, "height": 700})
     page.set_default_navigation_timeout(WAIT_GUARD_SECONDS * 2000)
     frames: list[str] = []
@@ -92,4 +97,8 @@ def test_the_console_draws_in_chromium(browser: Browser, web: str) -> None:
         page.wait_for_timeout(200)
     assert frames, "the console sent nothing over the websocket"
     assert any("Warden" in f or "pending" in f.lower() for f in frames)
+    guard = time.monotonic() + WAIT_GUARD_SECONDS
+    while time.monotonic() < guard and not web_db.exists():  # the console opened the store `warden --db` named
+        page.wait_for_timeout(200)
+    assert web_db.exists()
     page.close()
