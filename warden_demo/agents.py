@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from agent_core import Agent, Runtime, ToolContext, create_tool
 from agent_core.models import LanguageModel
 from storage.urls import is_postgres_url, open_store
-from tui.demo.model import DemoModel
+from warden_demo.model import DemoModel
 
 REFUND_APPROVAL_THRESHOLD = 100
 

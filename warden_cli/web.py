@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from tui.cli_common import TOKEN_ENV, fail
+from warden_cli.common import TOKEN_ENV, fail
 
 if TYPE_CHECKING:
-    from tui.settings import Settings
+    from warden_demo.runtime_choice import Settings
 
 WEB_TOKEN_ENV = "WARDEN_WEB_TOKEN"
 COOKIE = "warden_web"
