@@ -22,7 +22,7 @@ from agent_core import wire
 from agent_core.errors import AgentNotFound, WardenError
 from agent_core.notify import watch_pending
 from agent_core.webhooks import WebhookNotifier
-from warden_server import context_routes, events, external_routes, handover, resolve_routes, studio_routes
+from warden_server import context_routes, events, external_routes, handover, resolve_routes, studio_routes, ui
 from warden_server import errors as E
 from warden_server.cors import cors_middleware
 from warden_server.external import ExternalCalls
@@ -587,6 +587,7 @@ def create_app(
     ``tokens``: named tokens with roles (``warden_server.tokens``); with ``token`` too, both are accepted.
     A token whose role is below a route's gets 403; decisions record the token's name as the actor.
     ``webhooks``: told of every call that starts waiting in the runtime's store (any process).
+    The browser UI is served under ``/ui/`` (``warden_server.ui``; sign-in with these tokens).
     """
 
     check_token(token)
@@ -621,7 +622,9 @@ def create_app(
     middleware.append(Middleware(StudioErrorMiddleware))  # Mastra's error form for Studio's requests only
     if tokens is not None:
         public = (wire.HEALTH, *studio_routes.PUBLIC_PATHS)
-        middleware.append(Middleware(BearerAuthMiddleware, tokens=tokens, public_paths=public))
+        middleware.append(
+            Middleware(BearerAuthMiddleware, tokens=tokens, public_paths=public, public_prefixes=(ui.UI_PREFIX,))
+        )
     middleware.append(Middleware(BodySizeLimitMiddleware, max_body_bytes=max_body_bytes, body_timeout=body_timeout))
     app = Starlette(
         routes=[
@@ -643,6 +646,7 @@ def create_app(
     app.state.stream_pumps = set()
     app.state.auth_required = tokens is not None
     app.state.secrets = _store_secrets(runtime)
+    ui.install(app, tokens)  # the browser UI under /ui/ (its own sign-in: warden_server.ui)
     return app
 
 
