@@ -402,6 +402,8 @@ def stream_request(messages: str | Sequence[Any], **options: Unpack[SentRunOptio
         body["requestContext"] = options["request_context"]
     if options.get("approval_timeout") is not None:
         body["approvalTimeout"] = options["approval_timeout"]
+    if options.get("actor") is not None:
+        body["actor"] = options["actor"]
     return body
 
 

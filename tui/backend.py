@@ -59,6 +59,11 @@ class PendingCall:
     agent_path: tuple[str, ...] = ()
     #: approvals with a deadline (``approval_timeout``): when the sweep expires the call.
     expires_at: datetime | None = None
+    #: the policy rule that gated the call, the distinct approvers it needs (four eyes: 2+) and the
+    #: actors who voted so far (names: untrusted text, shown escaped).
+    policy_rule: str | None = None
+    approvers_required: int = 1
+    approvals: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -79,6 +84,9 @@ class PendingCall:
                 resume_schema=p.resume_schema,
                 agent_path=tuple(p.agent_path),
                 expires_at=p.expires_at,
+                policy_rule=getattr(p, "policy_rule", None),
+                approvers_required=getattr(p, "approvers_required", 1),
+                approvals=_voters(getattr(p, "approvals", None)),
             )
         if chunk.type == "tool-call-suspended":
             return cls(
@@ -294,6 +302,11 @@ def listing_filters(query: PendingQuery | None, agent_id: str | None, thread_id:
     return out
 
 
+def _voters(approvals: Any) -> tuple[str, ...]:
+    """The actors of a call's votes (``[{actor, at}]``, from a listing or an approval chunk)."""
+    return tuple(str(a.get("actor")) for a in approvals or () if isinstance(a, dict))
+
+
 def _kind(call: Any) -> Kind:
     return "approval" if getattr(call, "requires_approval", False) else "input"
 
@@ -319,6 +332,9 @@ def pending_run_from_runtime(run: Any) -> PendingRun:
             resume_schema=getattr(c, "resume_schema", None),
             agent_path=tuple(getattr(c, "agent_path", None) or ()),
             expires_at=getattr(c, "expires_at", None),
+            policy_rule=getattr(c, "policy_rule", None),
+            approvers_required=getattr(c, "approvers_required", 1),
+            approvals=_voters(getattr(c, "approvals", None)),
         )
         for c in run.tool_calls
     )

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from warden_cli.common import DbOption, TokenOption, WebhookOption, WebhookSecretOption, fail
+from warden_cli.policy import PolicyOption, ShadowPolicyOption, use_policy_files
 from warden_demo.runtime_choice import Settings, db_location
 
 
@@ -37,9 +38,13 @@ def serve_command(
     link_actor: Annotated[
         str | None, typer.Option("--link-actor", help="The actor of decisions taken through links (approval-link)")
     ] = None,
+    policy: PolicyOption = None,
+    shadow_policy: ShadowPolicyOption = None,
 ) -> None:
     """Serve a Runtime over HTTP (Mastra-compatible API; see docs/server.md)."""
     from warden_server.cli import ServeError, serve
+
+    use_policy_files(policy, shadow_policy)
 
     if app_spec and db:
         fail("--db names the store of the demo agents; with --app your Runtime names its own store", 2)

@@ -88,10 +88,11 @@ def demo_runtime_builder(settings: Settings) -> Callable[[], tuple[Any, str]]:
         model = resolve_model(settings.model)
 
     def build() -> tuple[Any, str]:
+        from agent_core.policy_env import apply_policy_env
         from storage.urls import describe
         from warden_demo.agents import build_demo_runtime
 
         db = db_location(settings)
-        return build_demo_runtime(db, model=model), describe(db)
+        return apply_policy_env(build_demo_runtime(db, model=model)), describe(db)
 
     return build

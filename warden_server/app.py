@@ -19,8 +19,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from agent_core import wire
-from agent_core.errors import AgentNotFound, WardenError
+from agent_core.errors import AgentNotFound, InvalidRequest, WardenError
 from agent_core.notify import watch_pending
+from agent_core.options import SentRunOptions
 from agent_core.webhooks import WebhookNotifier
 from warden_server import context_routes, events, external_routes, handover, resolve_routes, studio_routes, ui
 from warden_server import errors as E
@@ -116,15 +117,31 @@ async def list_agents(request: Request) -> Response:
 async def stream(request: Request) -> Response:
     _, agent = _agent(request)
     body = await _body(request, StreamBody)
-    s = await agent.stream(body.messages_arg(), **body.options())
+    s = await agent.stream(body.messages_arg(), **_run_options(request, body))
     return _stream_response(request, s)
 
 
 async def generate(request: Request) -> Response:
     _, agent = _agent(request)
     body = await _body(request, StreamBody)
-    result = await agent.generate(body.messages_arg(), **body.options())
+    result = await agent.generate(body.messages_arg(), **_run_options(request, body))
     return JSONResponse(wire.encode_generate_result(result))
+
+
+def _run_options(request: Request, body: StreamBody) -> SentRunOptions:
+    """The run's options; with auth its ``actor`` (the run's ``requested_by``, who never counts toward
+    a four-eyes quorum on it) is the token's name: a body naming someone else is ``InvalidRequest``,
+    nothing started. Without auth the body's ``actor`` (or the runtime's)."""
+    options = body.options()
+    name = _actor(request)
+    if name:
+        given = options.get("actor")
+        if given is not None and given != name:
+            raise InvalidRequest(
+                f"actor {given!r} is not the name of this request's token ({name!r}); nothing was started"
+            )
+        options["actor"] = name
+    return options
 
 
 def _actor(request: Request) -> str | None:
