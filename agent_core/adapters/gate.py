@@ -1,0 +1,45 @@
+"""Warden's approval question for a framework's call that the framework itself did not mark.
+
+The same rule as Warden's own run loop for a tool whose ``require_approval`` is unset: the run's
+stored policy (the request's ``require_tool_approval`` flag or function, else the agent's default
+option) decides; a function that is gone (another process) or raises means "approval required".
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from agent_core.call_state import RunState
+from agent_core.definition import AgentDefinition, ToolCallInfo
+from agent_core.engine import RunContext
+
+
+class WardenGate:
+    """Answers a framework hook's "does Warden want this call approved first?" for one run."""
+
+    def __init__(self, agent: AgentDefinition, state: RunState, rt: RunContext) -> None:
+        self.agent, self.state, self.rt = agent, state, rt
+
+    async def requires_approval(self, tool_name: str, args: dict[str, Any], tool_call_id: str = "") -> bool:
+        policy = self.state.policy
+        if policy in ("all", "none"):
+            return policy == "all"
+        fn = self.rt.request_policy if policy == "request_fn" else self.agent.default_policy_fn()
+        if fn is None:
+            return True  # a function cannot be stored: in another process it counts as "approval required"
+        try:
+            out = fn(
+                ToolCallInfo(
+                    tool_name=tool_name,
+                    args=args,
+                    request_context=self.state.request_context,
+                    tool_call_id=tool_call_id,
+                    agent_id=self.agent.id,
+                )
+            )
+            if inspect.isawaitable(out):
+                out = await out
+            return bool(out)
+        except Exception:
+            return True  # a policy that fails asks for approval
