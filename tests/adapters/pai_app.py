@@ -1,0 +1,88 @@
+"""A runtime hosting a pydantic-ai agent (its own ``FunctionModel``), for in-process and CLI tests.
+
+Environment: ADAPTER_DB (store path), ADAPTER_EXEC (execution log), ADAPTER_LEASE (seconds),
+ADAPTER_HANG=tool (the tool hangs after recording its run, so a test can kill -9 the process).
+``python -m tests.adapters.pai_app approve RUN`` approves the run's latest call and waits.
+The model reads the last user message: ``delete ID`` calls ``delete_record`` (marked
+``requires_approval``), ``lookup Q`` calls ``lookup`` (not marked); once it has tool results it
+answers with them (what it saw is logged as ``model``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from typing import Any
+
+from pydantic_ai import Agent as PydanticAgent
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from agent_core import Runtime
+from agent_core.adapters import from_pydantic_ai
+from storage import SqliteStore
+from tests.helpers import ExecLog
+
+
+def pydantic_agent(log: ExecLog, *, hang: str = "") -> PydanticAgent[None, str]:
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        last = messages[-1]
+        returns = [p for p in last.parts if isinstance(p, ToolReturnPart)] if isinstance(last, ModelRequest) else []
+        if returns:
+            seen = [f"{p.tool_name}={p.content}" for p in returns]
+            log.record("model", {"seen": seen})
+            return ModelResponse(parts=[TextPart("; ".join(seen))])
+        prompt = next(p.content for p in reversed(last.parts) if p.part_kind == "user-prompt")
+        calls = []
+        for i, (verb, arg) in enumerate(zip(prompt.split()[::2], prompt.split()[1::2], strict=False)):
+            if verb == "delete":
+                calls.append(ToolCallPart("delete_record", {"record_id": arg}, tool_call_id=f"pai-{i}"))
+            elif verb == "lookup":
+                calls.append(ToolCallPart("lookup", {"query": arg}, tool_call_id=f"pai-{i}"))
+        return ModelResponse(parts=calls or [TextPart("nothing to do")])
+
+    agent: PydanticAgent[None, str] = PydanticAgent(FunctionModel(model), name="records")
+
+    @agent.tool_plain(requires_approval=True)
+    async def delete_record(record_id: str) -> str:
+        """Delete a record by id."""
+        log.record("delete_record", {"record_id": record_id})
+        if hang == "tool":
+            await asyncio.sleep(600)
+        return f"deleted {record_id}"
+
+    @agent.tool_plain
+    def lookup(query: str) -> str:
+        """Look a record up (not marked for approval)."""
+        log.record("lookup", {"query": query})
+        return f"found {query}"
+
+    return agent
+
+
+def build(**options: Any) -> Runtime:
+    log = ExecLog(os.environ["ADAPTER_EXEC"])
+    ops = from_pydantic_ai(pydantic_agent(log, hang=os.environ.get("ADAPTER_HANG", "")), id="records", **options)
+    return Runtime(
+        agents={"records": ops},
+        storage=SqliteStore(os.environ["ADAPTER_DB"]),
+        lease_seconds=float(os.environ.get("ADAPTER_LEASE", "30")),
+    )
+
+
+async def _approve(run_id: str) -> None:
+    async with build() as runtime:
+        await (await runtime.approve_tool_call(run_id=run_id, actor="carol")).wait()
+
+
+def __getattr__(name: str) -> Runtime:
+    """``--app tests.adapters.pai_app:runtime``: built on first use from the environment."""
+    if name == "runtime":
+        return build()
+    raise AttributeError(name)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "approve":
+        asyncio.run(_approve(sys.argv[2]))
