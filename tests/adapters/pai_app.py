@@ -5,7 +5,7 @@ ADAPTER_HANG=tool (the tool hangs after recording its run, so a test can kill -9
 ``python -m tests.adapters.pai_app approve RUN`` approves the run's latest call and waits.
 The model reads the last user message: ``delete ID`` calls ``delete_record`` (marked
 ``requires_approval``), ``lookup Q`` calls ``lookup`` (not marked); once it has tool results it
-answers with them (what it saw is logged as ``model``).
+answers with their contents (what it saw is logged as ``model``).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def pydantic_agent(log: ExecLog, *, hang: str = "") -> PydanticAgent[None, str]:
         last = messages[-1]
         returns = [p for p in last.parts if isinstance(p, ToolReturnPart)] if isinstance(last, ModelRequest) else []
         if returns:
-            seen = [f"{p.tool_name}={p.content}" for p in returns]
+            seen = [str(p.content) for p in returns]
             log.record("model", {"seen": seen})
             return ModelResponse(parts=[TextPart("; ".join(seen))])
         prompt = next(p.content for p in reversed(last.parts) if p.part_kind == "user-prompt")

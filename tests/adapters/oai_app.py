@@ -1,0 +1,124 @@
+"""A runtime hosting an OpenAI Agents SDK agent with a fake ``Model`` (no network), for in-process and CLI tests.
+
+Environment as ``tests.adapters.pai_app`` (ADAPTER_DB, ADAPTER_EXEC, ADAPTER_LEASE, ADAPTER_HANG).
+``python -m tests.adapters.oai_app approve RUN`` approves the run's latest call and waits.
+The model reads the last user message: ``delete ID`` calls ``delete_record`` (``needs_approval=True``),
+``lookup Q`` calls ``lookup`` (not marked); with tool outputs it answers with them (logged as ``model``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from typing import Any
+
+from agents import Agent as OpenAIAgent
+from agents import RunConfig, function_tool
+from agents.items import ModelResponse
+from agents.models.interface import Model
+from agents.usage import Usage
+from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
+
+from agent_core import Runtime
+from agent_core.adapters import from_openai_agents
+from storage import SqliteStore
+from tests.helpers import ExecLog
+
+
+class ScriptModel(Model):
+    """The SDK's ``Model`` interface, answering from the conversation (deterministic, offline)."""
+
+    def __init__(self, log: ExecLog | None = None) -> None:
+        self.log = log
+
+    async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> ModelResponse:
+        items = input if isinstance(input, list) else [{"role": "user", "content": input}]
+        outputs = [i for i in items if isinstance(i, dict) and i.get("type") == "function_call_output"]
+        last_user = max(i for i, item in enumerate(items) if isinstance(item, dict) and item.get("role") == "user")
+        fresh = [o for o in outputs if items.index(o) > last_user]
+        if fresh:
+            seen = [str(o["output"]) for o in fresh]
+            if self.log is not None:
+                self.log.record("model", {"seen": seen})
+            return _answer("; ".join(seen))
+        words = str(items[last_user]["content"]).split()
+        calls = []
+        for i, (verb, arg) in enumerate(zip(words[::2], words[1::2], strict=False)):
+            name, key = {"delete": ("delete_record", "record_id"), "lookup": ("lookup", "query")}.get(verb, ("", ""))
+            if name:
+                calls.append(
+                    ResponseFunctionToolCall(
+                        type="function_call",
+                        call_id=f"oai-{i}",
+                        name=name,
+                        arguments=json.dumps({key: arg}),
+                        id=f"fc{i}",
+                    )
+                )
+        return ModelResponse(output=calls, usage=Usage(), response_id=None) if calls else _answer("nothing to do")
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("Warden runs the agent with Runner.run")
+
+
+def _answer(text: str) -> ModelResponse:
+    message = ResponseOutputMessage(
+        id="msg",
+        type="message",
+        role="assistant",
+        status="completed",
+        content=[ResponseOutputText(type="output_text", text=text, annotations=[])],
+    )
+    return ModelResponse(output=[message], usage=Usage(), response_id=None)
+
+
+def openai_agent(log: ExecLog | None, *, hang: str = "") -> OpenAIAgent[Any]:
+    @function_tool(needs_approval=True)
+    async def delete_record(record_id: str) -> str:
+        """Delete a record by id."""
+        if log is not None:
+            log.record("delete_record", {"record_id": record_id})
+        if hang == "tool":
+            await asyncio.sleep(600)
+        return f"deleted {record_id}"
+
+    @function_tool
+    def lookup(query: str) -> str:
+        """Look a record up (not marked for approval)."""
+        if log is not None:
+            log.record("lookup", {"query": query})
+        return f"found {query}"
+
+    return OpenAIAgent(
+        name="records", instructions="Manage records.", model=ScriptModel(log), tools=[delete_record, lookup]
+    )
+
+
+def build(**options: Any) -> Runtime:
+    log = ExecLog(os.environ["ADAPTER_EXEC"])
+    agent = openai_agent(log, hang=os.environ.get("ADAPTER_HANG", ""))
+    hosted = from_openai_agents(agent, id="records", run_config=RunConfig(tracing_disabled=True), **options)
+    return Runtime(
+        agents={"records": hosted},
+        storage=SqliteStore(os.environ["ADAPTER_DB"]),
+        lease_seconds=float(os.environ.get("ADAPTER_LEASE", "30")),
+    )
+
+
+async def _approve(run_id: str) -> None:
+    async with build() as runtime:
+        await (await runtime.approve_tool_call(run_id=run_id, actor="carol")).wait()
+
+
+def __getattr__(name: str) -> Runtime:
+    """``--app tests.adapters.oai_app:runtime``: built on first use from the environment."""
+    if name == "runtime":
+        return build()
+    raise AttributeError(name)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "approve":
+        asyncio.run(_approve(sys.argv[2]))
