@@ -86,9 +86,7 @@ class OpenAIAgentsFramework:
 
     async def start(self, messages: list[Message], gate: Gate, *, run_id: str, thread_id: str | None) -> Outcome:
         items: list[TResponseInputItem] = [
-            {"role": m.role, "content": m.content}
-            for m in messages
-            if m.role in ("user", "assistant") and m.content
+            {"role": m.role, "content": m.content} for m in messages if m.role in ("user", "assistant") and m.content
         ]
         result = await Runner.run(
             self._gated(gate), items, context=self.context, run_config=self.run_config, max_turns=self.max_turns

@@ -8,6 +8,7 @@ option) decides; a function that is gone (another process) or raises means "appr
 from __future__ import annotations
 
 import inspect
+from collections.abc import Awaitable
 from typing import Any
 
 from agent_core.call_state import RunState
@@ -22,6 +23,25 @@ class WardenGate:
         self.agent, self.state, self.rt = agent, state, rt
 
     async def requires_approval(self, tool_name: str, args: dict[str, Any], tool_call_id: str = "") -> bool:
+        answer = self._ask(tool_name, args, tool_call_id)
+        if isinstance(answer, bool):
+            return answer
+        try:
+            return bool(await answer)
+        except Exception:
+            return True  # a policy that fails asks for approval
+
+    def requires_approval_now(self, tool_name: str, args: dict[str, Any], tool_call_id: str = "") -> bool:
+        """For hooks that cannot await (LangChain's ``when``): an async policy function means "ask"."""
+        answer = self._ask(tool_name, args, tool_call_id)
+        if isinstance(answer, bool):
+            return answer
+        close = getattr(answer, "close", None)
+        if close is not None:
+            close()  # never awaited: fail closed
+        return True
+
+    def _ask(self, tool_name: str, args: dict[str, Any], tool_call_id: str) -> bool | Awaitable[Any]:
         policy = self.state.policy
         if policy in ("all", "none"):
             return policy == "all"
@@ -38,8 +58,6 @@ class WardenGate:
                     agent_id=self.agent.id,
                 )
             )
-            if inspect.isawaitable(out):
-                out = await out
-            return bool(out)
         except Exception:
             return True  # a policy that fails asks for approval
+        return out if inspect.isawaitable(out) else bool(out)

@@ -66,6 +66,10 @@ class Gate(Protocol):
 
     async def requires_approval(self, tool_name: str, args: dict[str, Any], tool_call_id: str = "") -> bool: ...
 
+    def requires_approval_now(self, tool_name: str, args: dict[str, Any], tool_call_id: str = "") -> bool:
+        """The same question for a hook that cannot await (an async policy function means "ask")."""
+        ...
+
 
 class Framework(Protocol):
     """One framework's agent, driven by Warden: start a run, resume it with verdicts."""

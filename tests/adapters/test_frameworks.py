@@ -16,7 +16,7 @@ import pytest
 from agent_core import EditNotSupported, ToolArgsInvalid, fingerprint
 from agent_core.decisions import INTERRUPTED_DECLINED
 from agent_core.engine import EXPIRED_MESSAGE
-from tests.adapters import oai_app, pai_app
+from tests.adapters import lg_app, oai_app, pai_app
 from tests.adapters.conftest import ROOT, exec_log, warden
 from tests.helpers import drain, types
 
@@ -24,13 +24,20 @@ from tests.helpers import drain, types
 FRAMEWORKS: dict[str, tuple[ModuleType, str, bool]] = {
     "pydantic-ai": (pai_app, "pai-", True),
     "openai-agents": (oai_app, "oai-", False),
+    "langgraph": (lg_app, "lg-", True),
 }
 
 
-@pytest.fixture(params=sorted(FRAMEWORKS))
-def fw(request, app_env) -> tuple[ModuleType, str, bool, str]:
-    module, prefix, editable = FRAMEWORKS[request.param]
-    return module, prefix, editable, request.param
+@pytest.fixture(params=[*sorted(FRAMEWORKS), "langgraph-async"])
+def fw(request, app_env, monkeypatch) -> tuple[ModuleType, str, bool, str]:
+    """Each framework; LangGraph twice: a sync-only checkpointer (SqliteSaver), then an async one."""
+    kind = request.param
+    if kind == "langgraph-async":
+        kind = "langgraph"
+        app_env["ADAPTER_CHECKPOINTER"] = "async"
+        monkeypatch.setenv("ADAPTER_CHECKPOINTER", "async")
+    module, prefix, editable = FRAMEWORKS[kind]
+    return module, prefix, editable, kind
 
 
 async def test_a_gated_call_is_approved_in_another_process_and_runs_once(fw, app_env):
@@ -73,8 +80,9 @@ async def test_a_decline_reaches_the_model_and_the_tool_never_runs(fw, app_env):
         chunks = await drain(done)
         result = await done.result()
     assert "tool-output-denied" in types(chunks)
-    assert result.status == "finished" and result.text == "not that one"
-    assert exec_log(app_env).rows() == [("model", {"seen": ["not that one"]})]
+    assert result.status == "finished" and "not that one" in result.text
+    [(tool, seen)] = exec_log(app_env).rows()
+    assert tool == "model" and "not that one" in seen["seen"][0]
 
 
 async def test_an_edit_runs_with_the_operators_arguments_or_is_refused(fw, app_env):
@@ -97,7 +105,8 @@ async def test_an_edit_runs_with_the_operators_arguments_or_is_refused(fw, app_e
         chunks = await drain(done)
         audit = (await rt.audit_log(run_id=stream.run_id)).entries
     result = next(c for c in chunks if c.type == "tool-result" and c.payload.tool_call_id == prefix + "0")
-    assert result.payload.args == {"record_id": "abc-999"} and result.payload.result == "deleted abc-999"
+    assert result.payload.args == {"record_id": "abc-999"}
+    assert result.payload.result.endswith("deleted abc-999")  # LangChain also tells the model of the edit
     assert exec_log(app_env).rows()[0] == ("delete_record", {"record_id": "abc-999"})
     assert (audit[0].decision, audit[0].args) == ("edited", {"record_id": "abc-999"})
 
@@ -119,17 +128,23 @@ async def test_the_request_policy_gates_a_tool_the_framework_did_not_mark(fw, ap
     assert [t for t, _ in exec_log(app_env).rows()] == ["lookup", "model"]
 
 
-async def test_without_a_policy_an_unmarked_tool_runs_and_a_marked_one_waits(fw, app_env):
-    app, _, _, _ = fw
+async def test_without_a_policy_an_unmarked_tool_is_not_gated_and_a_marked_one_waits(fw, app_env):
+    app, _, _, kind = fw
     async with app.build() as rt:
         agent = rt.get_agent("records")
         stream = await agent.stream("lookup x delete y")
         chunks = await drain(stream)
-        assert [c.payload.tool_name for c in chunks if c.type == "tool-result"] == ["lookup"]
         assert [c.payload.tool_name for c in chunks if c.type == "tool-call-approval"] == ["delete_record"]
+        ran_first = [c.payload.tool_name for c in chunks if c.type == "tool-result"]
         result = await (await agent.approve_tool_call(run_id=stream.run_id)).result()
+        audit = (await rt.audit_log(run_id=stream.run_id)).entries
     assert sorted(result.text.split("; ")) == ["deleted y", "found x"]
-    assert [t for t, _ in exec_log(app_env).rows()] == ["lookup", "delete_record", "model"]
+    assert [(a.tool_name, a.decision) for a in audit] == [("delete_record", "approved")]
+    log = [t for t, _ in exec_log(app_env).rows()]
+    if kind == "langgraph":  # LangGraph's batched review stops the whole step before any tool runs
+        assert ran_first == [] and sorted(log[:2]) == ["delete_record", "lookup"] and log[2:] == ["model"]
+    else:
+        assert ran_first == ["lookup"] and log == ["lookup", "delete_record", "model"]
 
 
 async def test_a_grant_approves_the_call_without_asking(fw, app_env):
@@ -157,7 +172,8 @@ async def test_an_overdue_approval_is_expired_by_the_sweep_and_the_model_is_told
         await asyncio.sleep(0.1)
         assert await rt.sweep() == 1
         assert await rt.store.get_run(stream.run_id) is None
-    assert exec_log(app_env).rows() == [("model", {"seen": [EXPIRED_MESSAGE]})]
+    [(tool, seen)] = exec_log(app_env).rows()
+    assert tool == "model" and EXPIRED_MESSAGE in seen["seen"][0]
 
 
 async def test_killed_while_the_tool_runs_the_call_is_interrupted_and_recovered(fw, app_env, monkeypatch):
@@ -190,7 +206,7 @@ async def test_killed_while_the_tool_runs_the_call_is_interrupted_and_recovered(
         assert await rt.store.get_run(stream.run_id) is None
     rows = exec_log(app_env).rows()
     assert [t for t, _ in rows] == ["delete_record", "model"], "the tool ran exactly once"
-    assert rows[-1][1]["seen"] == [INTERRUPTED_DECLINED]
+    assert INTERRUPTED_DECLINED in rows[-1][1]["seen"][0]
 
 
 async def test_the_hosted_agent_describes_the_framework_s_tools(fw, app_env):

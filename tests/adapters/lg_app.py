@@ -1,0 +1,151 @@
+"""A runtime hosting a LangGraph agent (``create_agent`` + ``HumanInTheLoopMiddleware``) with a fake chat
+model that emits tool calls (no network), on a durable SQLite checkpointer shared by every process.
+
+Environment as ``tests.adapters.pai_app`` (ADAPTER_DB, ADAPTER_EXEC, ADAPTER_LEASE, ADAPTER_HANG), plus
+ADAPTER_CHECKPOINTER=sync (``SqliteSaver``, the default) or async (``AsyncSqliteSaver`` when built inside a
+running event loop; ``--app`` loads outside one, so a CLI process uses ``SqliteSaver`` on the same file). ``python -m tests.adapters.lg_app approve RUN`` approves the run's latest call.
+The model reads the last user message: ``delete ID`` calls ``delete_record`` (in ``interrupt_on``),
+``lookup Q`` calls ``lookup`` (not in it); with tool results it answers with them (logged as ``model``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import sys
+import time
+from typing import Any
+
+from langchain.agents import create_agent
+from langchain.agents.middleware import HumanInTheLoopMiddleware
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import tool
+
+from agent_core import Runtime
+from agent_core.adapters import from_langgraph
+from storage import SqliteStore
+from tests.helpers import ExecLog
+
+
+class ScriptChatModel(BaseChatModel):
+    """A fake LangChain chat model: tool calls from the user's words, then an answer from the results."""
+
+    log_path: str | None = None
+
+    @property
+    def _llm_type(self) -> str:
+        return "warden-script"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptChatModel:
+        return self
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> ChatResult:
+        last_user = max(i for i, m in enumerate(messages) if isinstance(m, HumanMessage))
+        results = [m for m in messages[last_user:] if isinstance(m, ToolMessage)]
+        if results:
+            seen = [str(m.content) for m in results]
+            if self.log_path:
+                ExecLog(self.log_path).record("model", {"seen": seen})
+            return _reply(AIMessage(content="; ".join(seen)))
+        words = str(messages[last_user].content).split()
+        calls = []
+        for i, (verb, arg) in enumerate(zip(words[::2], words[1::2], strict=False)):
+            name, key = {"delete": ("delete_record", "record_id"), "lookup": ("lookup", "query")}.get(verb, ("", ""))
+            if name:
+                calls.append({"name": name, "args": {key: arg}, "id": f"lg-{i}", "type": "tool_call"})
+        return _reply(AIMessage(content="", tool_calls=calls) if calls else AIMessage(content="nothing to do"))
+
+
+def _reply(message: AIMessage) -> ChatResult:
+    return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+def langgraph_agent(log: ExecLog | None, checkpointer: Any, *, hang: str = "", interrupt_mode: str = "batched") -> Any:
+    @tool
+    def delete_record(record_id: str) -> str:
+        """Delete a record by id."""
+        if log is not None:
+            log.record("delete_record", {"record_id": record_id})
+        if hang == "tool":
+            time.sleep(600)
+        return f"deleted {record_id}"
+
+    @tool
+    def lookup(query: str) -> str:
+        """Look a record up (not in interrupt_on)."""
+        if log is not None:
+            log.record("lookup", {"query": query})
+        return f"found {query}"
+
+    review = HumanInTheLoopMiddleware(interrupt_on={"delete_record": True}, interrupt_mode=interrupt_mode)  # type: ignore[arg-type]
+    return create_agent(
+        ScriptChatModel(log_path=log.path if log is not None else None),
+        tools=[delete_record, lookup],
+        middleware=[review],
+        checkpointer=checkpointer,
+        name="records",
+    )
+
+
+class _Runtime(Runtime):
+    """Also closes the async checkpointer's connection (its worker thread would keep the process alive)."""
+
+    checkpointer_conn: Any = None
+
+    async def aclose(self) -> None:
+        await super().aclose()
+        if self.checkpointer_conn is not None:
+            await self.checkpointer_conn.close()
+
+
+def checkpointer_for(path: str, kind: str) -> Any:
+    """Both savers read and write the same file, so a process with either one can decide."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # AsyncSqliteSaver is built inside an event loop; `--app` loads outside one
+        kind = "sync"
+    if kind == "async":
+        import aiosqlite
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        return AsyncSqliteSaver(aiosqlite.connect(path))
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    return SqliteSaver(sqlite3.connect(path, check_same_thread=False))
+
+
+def build(**options: Any) -> Runtime:
+    log = ExecLog(os.environ["ADAPTER_EXEC"])
+    db = os.environ["ADAPTER_DB"]
+    checkpointer = checkpointer_for(db + ".graph", os.environ.get("ADAPTER_CHECKPOINTER", "sync"))
+    graph = langgraph_agent(log, checkpointer, hang=os.environ.get("ADAPTER_HANG", ""))
+    runtime = _Runtime(
+        agents={"records": from_langgraph(graph, id="records", **options)},
+        storage=SqliteStore(db),
+        lease_seconds=float(os.environ.get("ADAPTER_LEASE", "30")),
+    )
+    if not isinstance(checkpointer.conn, sqlite3.Connection):
+        runtime.checkpointer_conn = checkpointer.conn
+    return runtime
+
+
+async def _approve(run_id: str) -> None:
+    async with build() as runtime:
+        await (await runtime.approve_tool_call(run_id=run_id, actor="carol")).wait()
+
+
+def __getattr__(name: str) -> Runtime:
+    """``--app tests.adapters.lg_app:runtime``: built on first use from the environment."""
+    if name == "runtime":
+        return build()
+    raise AttributeError(name)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "approve":
+        asyncio.run(_approve(sys.argv[2]))
