@@ -87,6 +87,8 @@ def demo_runtime_builder(settings: Settings) -> Callable[[], tuple[Any, str]]:
         from tui.demo.agents import build_demo_runtime
 
         db = db_location(settings)
-        return build_demo_runtime(db, model=model), describe(db)
+        # WARDEN_DEMO_FRAMEWORKS=1 (``make demo``): also the agents of other frameworks (tui/demo/frameworks.py)
+        frameworks = os.environ.get("WARDEN_DEMO_FRAMEWORKS", "") == "1"
+        return build_demo_runtime(db, model=model, frameworks=frameworks), describe(db)
 
     return build

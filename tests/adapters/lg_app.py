@@ -3,7 +3,8 @@ model that emits tool calls (no network), on a durable SQLite checkpointer share
 
 Environment as ``tests.adapters.pai_app`` (ADAPTER_DB, ADAPTER_EXEC, ADAPTER_LEASE, ADAPTER_HANG), plus
 ADAPTER_CHECKPOINTER=sync (``SqliteSaver``, the default) or async (``AsyncSqliteSaver`` when built inside a
-running event loop; ``--app`` loads outside one, so a CLI process uses ``SqliteSaver`` on the same file). ``python -m tests.adapters.lg_app approve RUN`` approves the run's latest call.
+running event loop; ``--app`` loads outside one, so a CLI process uses ``SqliteSaver`` on the same file).
+``python -m tests.adapters.lg_app approve RUN`` approves the run's latest call.
 The model reads the last user message: ``delete ID`` calls ``delete_record`` (in ``interrupt_on``),
 ``lookup Q`` calls ``lookup`` (not in it); with tool results it answers with them (logged as ``model``).
 """
