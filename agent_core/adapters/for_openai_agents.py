@@ -1,11 +1,12 @@
 """OpenAI Agents SDK agents in Warden: ``needs_approval`` interrupts the run, the ``RunState`` resumes it.
 
-``result.interruptions`` become Warden's waiting calls; ``RunState.to_json()`` is the framework
-state in Warden's snapshot; a decision loads it (``RunState.from_json``), calls
-``state.approve(item)`` or ``state.reject(item, rejection_message=...)`` and runs on. Warden's
-policy and the request's ``require_tool_approval`` reach a function tool through its
-``needs_approval`` (wrapped per run). The SDK cannot run edited arguments: an edit raises
-``EditNotSupported`` before anything changes (``FrameworkTool(editable=False)``).
+``result.interruptions`` become Warden's waiting calls. ``RunState.to_json()``, with how many of
+the run's items were reported, is the framework state in Warden's snapshot. A decision loads it
+(``RunState.from_json``), calls ``state.approve(item)`` or
+``state.reject(item, rejection_message=...)`` and runs on. Warden's policy and the request's
+``require_tool_approval`` reach a function tool through its ``needs_approval`` (wrapped per run).
+The SDK cannot run edited arguments: an edit raises ``EditNotSupported`` before anything changes
+(``FrameworkTool(editable=False)``).
 """
 
 from __future__ import annotations
@@ -96,7 +97,8 @@ class OpenAIAgentsFramework:
     async def resume(self, state: Any, verdicts: dict[str, Verdict], gate: Gate, *, run_id: str) -> Outcome:
         agent = self._gated(gate)
         try:
-            run_state = await RunState.from_json(agent, state)
+            run_state = await RunState.from_json(agent, state["run_state"])
+            reported = int(state["items"])
         except Exception as exc:
             raise WardenError(
                 f"run {run_id!r}: the stored OpenAI Agents RunState is unreadable: {exc}", code="AGENT_RUN_FAILED"
@@ -112,7 +114,7 @@ class OpenAIAgentsFramework:
         result = await Runner.run(
             agent, run_state, context=self.context, run_config=self.run_config, max_turns=self.max_turns
         )
-        return _outcome(result)
+        return _outcome(result, reported=reported)
 
 
 def _asking(own: Any, gate: Gate, name: str) -> Any:
@@ -131,11 +133,13 @@ def _call_id(item: Any) -> str:
     return str(raw.get("call_id") if isinstance(raw, dict) else getattr(raw, "call_id", ""))
 
 
-def _outcome(result: Any) -> Outcome:
-    state = result.to_state().to_json()
+def _outcome(result: Any, *, reported: int = 0) -> Outcome:
+    """``reported``: how many of the run's items earlier stops already reported (a resumed run's
+    ``new_items`` holds every item since the run began)."""
+    state = {"run_state": result.to_state().to_json(), "items": len(result.new_items)}
     events: list[Seen] = []
     names: dict[str, str] = {}
-    for item in result.new_items:
+    for item in result.new_items[reported:]:
         if isinstance(item, ToolCallItem):
             raw = item.raw_item
             call_id, name = _call_id(item), str(getattr(raw, "name", ""))

@@ -5,8 +5,9 @@ Environment as ``tests.adapters.pai_app`` (ADAPTER_DB, ADAPTER_EXEC, ADAPTER_LEA
 ADAPTER_CHECKPOINTER=sync (``SqliteSaver``, the default) or async (``AsyncSqliteSaver`` when built inside a
 running event loop; ``--app`` loads outside one, so a CLI process uses ``SqliteSaver`` on the same file).
 ``python -m tests.adapters.lg_app approve RUN`` approves the run's latest call.
-The model reads the last user message: ``delete ID`` calls ``delete_record`` (in ``interrupt_on``),
-``lookup Q`` calls ``lookup`` (not in it); with tool results it answers with them (logged as ``model``).
+The model follows ``tests.adapters.script`` (``delete ID`` calls ``delete_record``, which the framework
+gates; ``lookup Q`` calls ``lookup``, which it does not; ``then`` separates turns) and answers with the
+results it saw (logged as ``model``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from langchain_core.tools import tool
 from agent_core import Runtime
 from agent_core.adapters import from_langgraph
 from storage import SqliteStore
+from tests.adapters.script import turns
 from tests.helpers import ExecLog
 
 
@@ -46,19 +48,18 @@ class ScriptChatModel(BaseChatModel):
     def _generate(
         self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
     ) -> ChatResult:
-        last_user = max(i for i, m in enumerate(messages) if isinstance(m, HumanMessage))
-        results = [m for m in messages[last_user:] if isinstance(m, ToolMessage)]
-        if results:
-            seen = [str(m.content) for m in results]
+        start = max(i for i, m in enumerate(messages) if isinstance(m, HumanMessage))
+        results = [str(m.content) for m in messages[start + 1 :] if isinstance(m, ToolMessage)]
+        done = sum(1 for m in messages[start + 1 :] if isinstance(m, AIMessage) and m.tool_calls)
+        turn = turns(str(messages[start].content), done)
+        if turn is None:
             if self.log_path:
-                ExecLog(self.log_path).record("model", {"seen": seen})
-            return _reply(AIMessage(content="; ".join(seen)))
-        words = str(messages[last_user].content).split()
-        calls = []
-        for i, (verb, arg) in enumerate(zip(words[::2], words[1::2], strict=False)):
-            name, key = {"delete": ("delete_record", "record_id"), "lookup": ("lookup", "query")}.get(verb, ("", ""))
-            if name:
-                calls.append({"name": name, "args": {key: arg}, "id": f"lg-{i}", "type": "tool_call"})
+                ExecLog(self.log_path).record("model", {"seen": results})
+            return _reply(AIMessage(content="; ".join(results) or "nothing to do"))
+        calls = [
+            {"name": name, "args": args, "id": f"lg-{len(results) + i}", "type": "tool_call"}
+            for i, (name, args) in enumerate(turn)
+        ]
         return _reply(AIMessage(content="", tool_calls=calls) if calls else AIMessage(content="nothing to do"))
 
 

@@ -2,8 +2,9 @@
 
 Environment as ``tests.adapters.pai_app`` (ADAPTER_DB, ADAPTER_EXEC, ADAPTER_LEASE, ADAPTER_HANG).
 ``python -m tests.adapters.oai_app approve RUN`` approves the run's latest call and waits.
-The model reads the last user message: ``delete ID`` calls ``delete_record`` (``needs_approval=True``),
-``lookup Q`` calls ``lookup`` (not marked); with tool outputs it answers with them (logged as ``model``).
+The model follows ``tests.adapters.script`` (``delete ID`` calls ``delete_record``, which the framework
+gates; ``lookup Q`` calls ``lookup``, which it does not; ``then`` separates turns) and answers with the
+results it saw (logged as ``model``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessa
 from agent_core import Runtime
 from agent_core.adapters import from_openai_agents
 from storage import SqliteStore
+from tests.adapters.script import turns
 from tests.helpers import ExecLog
 
 
@@ -34,29 +36,28 @@ class ScriptModel(Model):
         self.log = log
 
     async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> ModelResponse:
-        items = input if isinstance(input, list) else [{"role": "user", "content": input}]
-        outputs = [i for i in items if isinstance(i, dict) and i.get("type") == "function_call_output"]
-        last_user = max(i for i, item in enumerate(items) if isinstance(item, dict) and item.get("role") == "user")
-        fresh = [o for o in outputs if items.index(o) > last_user]
-        if fresh:
-            seen = [str(o["output"]) for o in fresh]
+        items = [i if isinstance(i, dict) else i.model_dump() for i in input] if isinstance(input, list) else []
+        items = items or [{"role": "user", "content": input}]
+        start = max(i for i, item in enumerate(items) if item.get("role") == "user")
+        after = items[start + 1 :]
+        outputs = [str(i["output"]) for i in after if i.get("type") == "function_call_output"]
+        kinds = [i.get("type") for i in after]
+        done = sum(1 for i, k in enumerate(kinds) if k == "function_call" and kinds[i + 1 : i + 2] != [k])
+        turn = turns(str(items[start]["content"]), done)
+        if turn is None:
             if self.log is not None:
-                self.log.record("model", {"seen": seen})
-            return _answer("; ".join(seen))
-        words = str(items[last_user]["content"]).split()
-        calls = []
-        for i, (verb, arg) in enumerate(zip(words[::2], words[1::2], strict=False)):
-            name, key = {"delete": ("delete_record", "record_id"), "lookup": ("lookup", "query")}.get(verb, ("", ""))
-            if name:
-                calls.append(
-                    ResponseFunctionToolCall(
-                        type="function_call",
-                        call_id=f"oai-{i}",
-                        name=name,
-                        arguments=json.dumps({key: arg}),
-                        id=f"fc{i}",
-                    )
-                )
+                self.log.record("model", {"seen": outputs})
+            return _answer("; ".join(outputs) or "nothing to do")
+        calls = [
+            ResponseFunctionToolCall(
+                type="function_call",
+                call_id=f"oai-{len(outputs) + i}",
+                name=name,
+                arguments=json.dumps(args),
+                id=f"fc{len(outputs) + i}",
+            )
+            for i, (name, args) in enumerate(turn)
+        ]
         return ModelResponse(output=calls, usage=Usage(), response_id=None) if calls else _answer("nothing to do")
 
     def stream_response(self, *args: Any, **kwargs: Any) -> Any:

@@ -3,9 +3,9 @@
 Environment: ADAPTER_DB (store path), ADAPTER_EXEC (execution log), ADAPTER_LEASE (seconds),
 ADAPTER_HANG=tool (the tool hangs after recording its run, so a test can kill -9 the process).
 ``python -m tests.adapters.pai_app approve RUN`` approves the run's latest call and waits.
-The model reads the last user message: ``delete ID`` calls ``delete_record`` (marked
-``requires_approval``), ``lookup Q`` calls ``lookup`` (not marked); once it has tool results it
-answers with their contents (what it saw is logged as ``model``).
+The model follows ``tests.adapters.script`` (``delete ID`` calls ``delete_record``, which the framework
+gates; ``lookup Q`` calls ``lookup``, which it does not; ``then`` separates turns) and answers with the
+results it saw (logged as ``model``).
 """
 
 from __future__ import annotations
@@ -22,25 +22,30 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from agent_core import Runtime
 from agent_core.adapters import from_pydantic_ai
 from storage import SqliteStore
+from tests.adapters.script import turns
 from tests.helpers import ExecLog
 
 
 def pydantic_agent(log: ExecLog, *, hang: str = "") -> PydanticAgent[None, str]:
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        last = messages[-1]
-        returns = [p for p in last.parts if isinstance(p, ToolReturnPart)] if isinstance(last, ModelRequest) else []
-        if returns:
-            seen = [str(p.content) for p in returns]
+        start = max(i for i, m in enumerate(messages) if any(p.part_kind == "user-prompt" for p in m.parts))
+        prompt = next(str(p.content) for p in messages[start].parts if p.part_kind == "user-prompt")
+        rounds = [
+            [str(p.content) for p in m.parts if isinstance(p, ToolReturnPart)]
+            for m in messages[start + 1 :]
+            if isinstance(m, ModelRequest)
+        ]
+        turn = turns(prompt, len(rounds))
+        if turn is None:
+            seen = [r for results in rounds for r in results]
             log.record("model", {"seen": seen})
-            return ModelResponse(parts=[TextPart("; ".join(seen))])
-        prompt = next(p.content for p in reversed(last.parts) if p.part_kind == "user-prompt")
-        calls = []
-        for i, (verb, arg) in enumerate(zip(prompt.split()[::2], prompt.split()[1::2], strict=False)):
-            if verb == "delete":
-                calls.append(ToolCallPart("delete_record", {"record_id": arg}, tool_call_id=f"pai-{i}"))
-            elif verb == "lookup":
-                calls.append(ToolCallPart("lookup", {"query": arg}, tool_call_id=f"pai-{i}"))
-        return ModelResponse(parts=calls or [TextPart("nothing to do")])
+            return ModelResponse(parts=[TextPart("; ".join(seen) or "nothing to do")])
+        if not turn:
+            return ModelResponse(parts=[TextPart("nothing to do")])
+        n = sum(len(r) for r in rounds)
+        return ModelResponse(
+            parts=[ToolCallPart(name, args, tool_call_id=f"pai-{n + i}") for i, (name, args) in enumerate(turn)]
+        )
 
     agent: PydanticAgent[None, str] = PydanticAgent(FunctionModel(model), name="records")
 

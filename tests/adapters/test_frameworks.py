@@ -227,3 +227,23 @@ def test_agent_core_imports_no_framework_until_an_adapter_is_used():
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr
+
+
+async def test_a_run_that_stops_twice_reports_each_result_once(fw, app_env):
+    app, prefix, _, _ = fw
+    async with app.build() as rt:
+        agent = rt.get_agent("records")
+        stream = await agent.stream("lookup x then delete y", require_tool_approval=True)
+        first = await drain(stream)
+        assert [c.payload.tool_call_id for c in first if c.type == "tool-call-approval"] == [prefix + "0"]
+        second = await drain(await agent.approve_tool_call(run_id=stream.run_id))
+        assert [c.payload.tool_call_id for c in second if c.type == "tool-result"] == [prefix + "0"]
+        assert [c.payload.tool_call_id for c in second if c.type == "tool-call-approval"] == [prefix + "1"]
+        listed = (await rt.list_suspended_runs()).runs[0].tool_calls
+        assert [(c.tool_call_id, c.tool_name) for c in listed] == [(prefix + "1", "delete_record")]
+        last = await agent.approve_tool_call(run_id=stream.run_id)
+        third = await drain(last)
+        result = await last.result()
+    assert [c.payload.tool_call_id for c in third if c.type == "tool-result"] == [prefix + "1"]
+    assert result.status == "finished" and result.text == "found x; deleted y"
+    assert [t for t, _ in exec_log(app_env).rows()] == ["lookup", "delete_record", "model"]
