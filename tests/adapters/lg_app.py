@@ -1,10 +1,10 @@
 """A runtime hosting a LangGraph agent (``create_agent`` + ``HumanInTheLoopMiddleware``) with a fake chat
 model that emits tool calls (no network), on a durable SQLite checkpointer shared by every process.
 
-Environment as ``tests.adapters.pai_app`` (ADAPTER_DB, ADAPTER_EXEC, ADAPTER_LEASE, ADAPTER_HANG), plus
+Environment as ``tests.adapters.hosting`` says, plus
 ADAPTER_CHECKPOINTER=sync (``SqliteSaver``, the default) or async (``AsyncSqliteSaver`` when built inside a
 running event loop; ``--app`` loads outside one, so a CLI process uses ``SqliteSaver`` on the same file).
-``python -m tests.adapters.lg_app approve RUN`` approves the run's latest call.
+``--app tests.adapters.lg_app:build``; ``python -m tests.adapters.lg_app approve RUN`` approves the latest call.
 The model follows ``tests.adapters.script`` (``delete ID`` calls ``delete_record``, which the framework
 gates; ``lookup Q`` calls ``lookup``, which it does not; ``then`` separates turns) and answers with the
 results it saw (logged as ``model``).
@@ -28,7 +28,7 @@ from langchain_core.tools import tool
 
 from agent_core import Runtime
 from agent_core.adapters import from_langgraph
-from storage import SqliteStore
+from tests.adapters.hosting import exec_log, hang, hosting, script
 from tests.adapters.script import turns
 from tests.helpers import ExecLog
 
@@ -122,32 +122,14 @@ def checkpointer_for(path: str, kind: str) -> Any:
 
 
 def build(**options: Any) -> Runtime:
-    log = ExecLog(os.environ["ADAPTER_EXEC"])
-    db = os.environ["ADAPTER_DB"]
-    checkpointer = checkpointer_for(db + ".graph", os.environ.get("ADAPTER_CHECKPOINTER", "sync"))
-    graph = langgraph_agent(log, checkpointer, hang=os.environ.get("ADAPTER_HANG", ""))
-    runtime = _Runtime(
-        agents={"records": from_langgraph(graph, id="records", **options)},
-        storage=SqliteStore(db),
-        lease_seconds=float(os.environ.get("ADAPTER_LEASE", "30")),
-    )
+    checkpointer = checkpointer_for(os.environ["ADAPTER_DB"] + ".graph", os.environ.get("ADAPTER_CHECKPOINTER", "sync"))
+    graph = langgraph_agent(exec_log(), checkpointer, hang=hang())
+    runtime = hosting(from_langgraph(graph, id="records", **options), _Runtime)
     if not isinstance(checkpointer.conn, sqlite3.Connection):
+        assert isinstance(runtime, _Runtime)
         runtime.checkpointer_conn = checkpointer.conn
     return runtime
 
 
-async def _approve(run_id: str) -> None:
-    async with build() as runtime:
-        await (await runtime.approve_tool_call(run_id=run_id, actor="carol")).wait()
-
-
-def __getattr__(name: str) -> Runtime:
-    """``--app tests.adapters.lg_app:runtime``: built on first use from the environment."""
-    if name == "runtime":
-        return build()
-    raise AttributeError(name)
-
-
 if __name__ == "__main__":
-    if sys.argv[1] == "approve":
-        asyncio.run(_approve(sys.argv[2]))
+    script(build, sys.argv)

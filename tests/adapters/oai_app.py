@@ -1,6 +1,7 @@
-"""A runtime hosting an OpenAI Agents SDK agent with a fake ``Model`` (no network), for in-process and CLI tests.
+"""A runtime hosting an OpenAI Agents SDK agent with a fake ``Model`` (no network), for in-process and CLI tests
+(``--app tests.adapters.oai_app:build``).
 
-Environment as ``tests.adapters.pai_app`` (ADAPTER_DB, ADAPTER_EXEC, ADAPTER_LEASE, ADAPTER_HANG).
+Environment as ``tests.adapters.hosting`` says.
 ``python -m tests.adapters.oai_app approve RUN`` approves the run's latest call and waits.
 The model follows ``tests.adapters.script`` (``delete ID`` calls ``delete_record``, which the framework
 gates; ``lookup Q`` calls ``lookup``, which it does not; ``then`` separates turns) and answers with the
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sys
 from typing import Any
 
@@ -24,7 +24,7 @@ from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessa
 
 from agent_core import Runtime
 from agent_core.adapters import from_openai_agents
-from storage import SqliteStore
+from tests.adapters.hosting import exec_log, hang, hosting, script
 from tests.adapters.script import turns
 from tests.helpers import ExecLog
 
@@ -98,28 +98,9 @@ def openai_agent(log: ExecLog | None, *, hang: str = "") -> OpenAIAgent[Any]:
 
 
 def build(**options: Any) -> Runtime:
-    log = ExecLog(os.environ["ADAPTER_EXEC"])
-    agent = openai_agent(log, hang=os.environ.get("ADAPTER_HANG", ""))
-    hosted = from_openai_agents(agent, id="records", run_config=RunConfig(tracing_disabled=True), **options)
-    return Runtime(
-        agents={"records": hosted},
-        storage=SqliteStore(os.environ["ADAPTER_DB"]),
-        lease_seconds=float(os.environ.get("ADAPTER_LEASE", "30")),
-    )
-
-
-async def _approve(run_id: str) -> None:
-    async with build() as runtime:
-        await (await runtime.approve_tool_call(run_id=run_id, actor="carol")).wait()
-
-
-def __getattr__(name: str) -> Runtime:
-    """``--app tests.adapters.oai_app:runtime``: built on first use from the environment."""
-    if name == "runtime":
-        return build()
-    raise AttributeError(name)
+    agent = openai_agent(exec_log(), hang=hang())
+    return hosting(from_openai_agents(agent, id="records", run_config=RunConfig(tracing_disabled=True), **options))
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "approve":
-        asyncio.run(_approve(sys.argv[2]))
+    script(build, sys.argv)

@@ -1,7 +1,7 @@
-"""A runtime hosting a pydantic-ai agent (its own ``FunctionModel``), for in-process and CLI tests.
+"""A runtime hosting a pydantic-ai agent (its own ``FunctionModel``), for in-process and CLI tests
+(``--app tests.adapters.pai_app:build``).
 
-Environment: ADAPTER_DB (store path), ADAPTER_EXEC (execution log), ADAPTER_LEASE (seconds),
-ADAPTER_HANG=tool (the tool hangs after recording its run, so a test can kill -9 the process).
+Environment: as ``tests.adapters.hosting`` says.
 ``python -m tests.adapters.pai_app approve RUN`` approves the run's latest call and waits.
 The model follows ``tests.adapters.script`` (``delete ID`` calls ``delete_record``, which the framework
 gates; ``lookup Q`` calls ``lookup``, which it does not; ``then`` separates turns) and answers with the
@@ -11,7 +11,6 @@ results it saw (logged as ``model``).
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from typing import Any
 
@@ -21,7 +20,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from agent_core import Runtime
 from agent_core.adapters import from_pydantic_ai
-from storage import SqliteStore
+from tests.adapters.hosting import exec_log, hang, hosting, script
 from tests.adapters.script import turns
 from tests.helpers import ExecLog
 
@@ -67,27 +66,8 @@ def pydantic_agent(log: ExecLog, *, hang: str = "") -> PydanticAgent[None, str]:
 
 
 def build(**options: Any) -> Runtime:
-    log = ExecLog(os.environ["ADAPTER_EXEC"])
-    ops = from_pydantic_ai(pydantic_agent(log, hang=os.environ.get("ADAPTER_HANG", "")), id="records", **options)
-    return Runtime(
-        agents={"records": ops},
-        storage=SqliteStore(os.environ["ADAPTER_DB"]),
-        lease_seconds=float(os.environ.get("ADAPTER_LEASE", "30")),
-    )
-
-
-async def _approve(run_id: str) -> None:
-    async with build() as runtime:
-        await (await runtime.approve_tool_call(run_id=run_id, actor="carol")).wait()
-
-
-def __getattr__(name: str) -> Runtime:
-    """``--app tests.adapters.pai_app:runtime``: built on first use from the environment."""
-    if name == "runtime":
-        return build()
-    raise AttributeError(name)
+    return hosting(from_pydantic_ai(pydantic_agent(exec_log(), hang=hang()), id="records", **options))
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "approve":
-        asyncio.run(_approve(sys.argv[2]))
+    script(build, sys.argv)

@@ -57,7 +57,7 @@ async def test_a_gated_call_is_approved_in_another_process_and_runs_once(fw, app
         ]
     assert exec_log(app_env).rows() == [], "nothing runs before the decision"
 
-    out = warden(app_env, f"{app.__name__}:runtime", "runs", "approve", stream.run_id, "--actor", "alice")
+    out = warden(app_env, f"{app.__name__}:build", "runs", "approve", stream.run_id, "--actor", "alice")
     assert out.returncode == 0, out.stderr
 
     assert exec_log(app_env).rows() == [
