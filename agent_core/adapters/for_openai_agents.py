@@ -77,6 +77,8 @@ class OpenAIAgentsFramework:
 
     def _gated(self, gate: Gate) -> OpenAIAgent[Any]:
         """The agent whose function tools also ask Warden (its policy, the request) when the SDK would not."""
+        if not gate.asks:
+            return self.agent
         tools = [
             dataclasses.replace(t, needs_approval=_asking(t.needs_approval, gate, t.name))
             if isinstance(t, FunctionTool) and t.needs_approval is not True

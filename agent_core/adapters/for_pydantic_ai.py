@@ -93,7 +93,7 @@ class PydanticAIFramework:
             prompt,
             message_history=history or None,
             output_type=self._output_type,
-            capabilities=[_WardenApproval(gate)],
+            capabilities=[_WardenApproval(gate)] if gate.asks else None,
             deps=self.deps,
         )
         return self._outcome(result)
@@ -117,7 +117,7 @@ class PydanticAIFramework:
             message_history=history,
             deferred_tool_results=DeferredToolResults(approvals=approvals),
             output_type=self._output_type,
-            capabilities=[_WardenApproval(gate)],
+            capabilities=[_WardenApproval(gate)] if gate.asks else None,
             deps=self.deps,
         )
         return self._outcome(result)

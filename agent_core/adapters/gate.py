@@ -22,6 +22,10 @@ class WardenGate:
     def __init__(self, agent: AgentDefinition, state: RunState, rt: RunContext) -> None:
         self.agent, self.state, self.rt = agent, state, rt
 
+    @property
+    def asks(self) -> bool:
+        return self.state.policy != "none"
+
     async def requires_approval(self, tool_name: str, args: dict[str, Any], tool_call_id: str = "") -> bool:
         answer = self._ask(tool_name, args, tool_call_id)
         if isinstance(answer, bool):

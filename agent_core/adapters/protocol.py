@@ -64,6 +64,11 @@ class Outcome:
 class Gate(Protocol):
     """Warden's own approval question for a call the framework did not mark (policy, request flag)."""
 
+    @property
+    def asks(self) -> bool:
+        """False when the answer is always "no" (no request policy, no agent default): no hook needed."""
+        ...
+
     async def requires_approval(self, tool_name: str, args: dict[str, Any], tool_call_id: str = "") -> bool: ...
 
     def requires_approval_now(self, tool_name: str, args: dict[str, Any], tool_call_id: str = "") -> bool:
