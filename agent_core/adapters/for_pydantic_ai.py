@@ -5,7 +5,8 @@ Warden's policy or the request's ``require_tool_approval`` gates (a capability's
 ``before_tool_execute`` raises ``ApprovalRequired`` for them), end the pydantic-ai run with
 ``DeferredToolRequests``; the run's message history (``ModelMessagesTypeAdapter``) is the
 framework state in Warden's snapshot. A decision resumes with ``True``,
-``ToolApproved(override_args=...)`` (an edit) or ``ToolDenied(message)``.
+``ToolApproved(override_args=...)`` (an edit; the model is told, with Warden's note) or
+``ToolDenied(message)``.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from pydantic_ai.toolsets import FunctionToolset
 
 from agent_core.adapters.hosted import FrameworkAgent
 from agent_core.adapters.protocol import FrameworkTool, Gate, Outcome, Pending, Seen, Verdict
+from agent_core.engine import EDITED_NOTE
 from agent_core.errors import WardenError
 from agent_core.models import Message
 
@@ -57,16 +59,28 @@ def from_pydantic_ai(
 
 @dataclass
 class _WardenApproval(AbstractCapability[Any]):
-    """Defers a call Warden wants approved, before its tool function runs (the documented hook)."""
+    """Defers a call Warden wants approved, before its tool function runs (the documented hook), and
+    tells the model when an operator edited a call's arguments (Warden's note, as for its own tools)."""
 
     gate: Gate
+    edited: dict[str, dict[str, Any]]
 
     async def before_tool_execute(self, ctx: Any, *, call: ToolCallPart, tool_def: Any, args: Any) -> Any:
-        if not ctx.tool_call_approved:
+        if not ctx.tool_call_approved and self.gate.asks:
             seen = dict(args) if isinstance(args, Mapping) else call.args_as_dict()
             if await self.gate.requires_approval(call.tool_name, seen, call.tool_call_id):
                 raise ApprovalRequired()
         return args
+
+    async def after_tool_execute(self, ctx: Any, *, call: ToolCallPart, tool_def: Any, args: Any, result: Any) -> Any:
+        if call.tool_call_id in self.edited:
+            return {"note": EDITED_NOTE, "args": self.edited[call.tool_call_id], "result": result}
+        return result
+
+
+def _hooks(gate: Gate, edited: dict[str, dict[str, Any]]) -> list[Any] | None:
+    """The capability a run needs, if any (none when Warden never asks and nothing was edited)."""
+    return [_WardenApproval(gate, edited)] if gate.asks or edited else None
 
 
 class PydanticAIFramework:
@@ -93,7 +107,7 @@ class PydanticAIFramework:
             prompt,
             message_history=history or None,
             output_type=self._output_type,
-            capabilities=[_WardenApproval(gate)] if gate.asks else None,
+            capabilities=_hooks(gate, {}),
             deps=self.deps,
         )
         return self._outcome(result)
@@ -113,11 +127,12 @@ class PydanticAIFramework:
                 approvals[call_id] = ToolApproved(override_args=verdict.args)
             else:
                 approvals[call_id] = True
+        edited = {call_id: v.args for call_id, v in verdicts.items() if v.approved and v.args is not None}
         result = await self.agent.run(
             message_history=history,
             deferred_tool_results=DeferredToolResults(approvals=approvals),
             output_type=self._output_type,
-            capabilities=[_WardenApproval(gate)] if gate.asks else None,
+            capabilities=_hooks(gate, edited),
             deps=self.deps,
         )
         return self._outcome(result)
@@ -183,7 +198,10 @@ def _events(messages: list[ModelMessage]) -> list[Seen]:
         elif isinstance(message, ModelRequest):
             for rpart in message.parts:
                 if isinstance(rpart, ToolReturnPart):
-                    out.append(Seen("tool-result", id=rpart.tool_call_id, name=rpart.tool_name, result=rpart.content))
+                    content = rpart.content
+                    if isinstance(content, dict) and content.get("note") == EDITED_NOTE:
+                        content = content.get("result")  # the stream shows the tool's own result
+                    out.append(Seen("tool-result", id=rpart.tool_call_id, name=rpart.tool_name, result=content))
                 elif isinstance(rpart, RetryPromptPart) and rpart.tool_name:
                     out.append(
                         Seen(

@@ -15,7 +15,7 @@ import pytest
 
 from agent_core import EditNotSupported, ToolArgsInvalid, fingerprint
 from agent_core.decisions import INTERRUPTED_DECLINED
-from agent_core.engine import EXPIRED_MESSAGE
+from agent_core.engine import EDITED_NOTE, EXPIRED_MESSAGE
 from tests.adapters import lg_app, oai_app, pai_app
 from tests.adapters.conftest import ROOT, exec_log, warden
 from tests.helpers import drain, types
@@ -107,8 +107,11 @@ async def test_an_edit_runs_with_the_operators_arguments_or_is_refused(fw, app_e
     result = next(c for c in chunks if c.type == "tool-result" and c.payload.tool_call_id == prefix + "0")
     assert result.payload.args == {"record_id": "abc-999"}
     assert result.payload.result.endswith("deleted abc-999")  # LangChain also tells the model of the edit
-    assert exec_log(app_env).rows()[0] == ("delete_record", {"record_id": "abc-999"})
+    rows = exec_log(app_env).rows()
+    assert rows[0] == ("delete_record", {"record_id": "abc-999"})
     assert (audit[0].decision, audit[0].args) == ("edited", {"record_id": "abc-999"})
+    told = rows[-1][1]["seen"][0]  # the model is told of the edit: Warden's note, or LangChain's own
+    assert EDITED_NOTE in told or "a human reviewer replaced this tool call" in told
 
 
 @pytest.mark.parametrize("policy", ["flag", "function"])
