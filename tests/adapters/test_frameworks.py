@@ -250,3 +250,20 @@ async def test_a_run_that_stops_twice_reports_each_result_once(fw, app_env):
     assert [c.payload.tool_call_id for c in third if c.type == "tool-result"] == [prefix + "1"]
     assert result.status == "finished" and result.text == "found x; deleted y"
     assert [t for t, _ in exec_log(app_env).rows()] == ["lookup", "delete_record", "model"]
+
+
+async def test_warden_memory_keeps_the_thread_and_passes_it_to_the_framework(fw, app_env):
+    from agent_core import Memory
+
+    app, _, _, _ = fw
+    async with app.build(memory=Memory()) as rt:
+        agent = rt.get_agent("records")
+        assert (await agent.generate("lookup x", thread_id="th")).text == "found x"
+        assert (await agent.generate("lookup y", thread_id="th")).text == "found y"  # history + the new prompt
+        stored = await rt.store.load_messages("th", limit=10)
+    assert [(m["role"], m["content"]) for m in stored] == [
+        ("user", "lookup x"),
+        ("assistant", "found x"),
+        ("user", "lookup y"),
+        ("assistant", "found y"),
+    ]
