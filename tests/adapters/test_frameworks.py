@@ -253,17 +253,32 @@ async def test_a_run_that_stops_twice_reports_each_result_once(fw, app_env):
 
 
 async def test_warden_memory_keeps_the_thread_and_passes_it_to_the_framework(fw, app_env):
+    import json
+
     from agent_core import Memory
 
-    app, _, _, _ = fw
+    app, _, _, kind = fw
     async with app.build(memory=Memory()) as rt:
         agent = rt.get_agent("records")
         assert (await agent.generate("lookup x", thread_id="th")).text == "found x"
-        assert (await agent.generate("lookup y", thread_id="th")).text == "found y"  # history + the new prompt
+        stream = await agent.stream("delete y", thread_id="th")
+        await stream.wait()
+        framework_state = json.loads((await rt.store.get_run(stream.run_id)).snapshot)["framework_state"]
+        if kind == "langgraph":  # the conversation is in the graph's checkpoint; the snapshot names it
+            config = {"configurable": {"thread_id": framework_state["thread_id"]}}
+            graph = agent.framework.graph
+            values = (
+                await graph.aget_state(config) if await agent.framework._uses_asyncio() else graph.get_state(config)
+            ).values
+            seen = [m.content for m in values["messages"]]
+        else:
+            seen = json.dumps(framework_state)
+        assert "lookup x" in seen and "found x" in seen, "the framework got the thread's history"
+        assert (await (await agent.approve_tool_call(run_id=stream.run_id)).result()).text == "deleted y"
         stored = await rt.store.load_messages("th", limit=10)
     assert [(m["role"], m["content"]) for m in stored] == [
         ("user", "lookup x"),
         ("assistant", "found x"),
-        ("user", "lookup y"),
-        ("assistant", "found y"),
+        ("user", "delete y"),
+        ("assistant", "deleted y"),
     ]
