@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 CONTRACT := $(wildcard ../shared/contract)
 
 JS_DIR := tests/server/js
-TYPED := agent_core storage warden_server warden_client warden_mcp tui
+TYPED := agent_core storage warden_types warden_server warden_client warden_mcp tui warden_cli warden_demo
 
 .PHONY: demo test lint bench install js nginx
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from agent_core.agent import Agent
     from agent_core.chunks import Chunk
-    from agent_core.engine import ToolCallInfo
+    from agent_core.definition import ToolCallInfo
     from agent_core.errors import (
         AgentNotFound,
         AlreadyDecided,
@@ -54,7 +54,7 @@ from agent_core.fingerprint import fingerprint
 _EXPORTS: dict[str, str] = {
     "Agent": "agent_core.agent",
     "Chunk": "agent_core.chunks",
-    "ToolCallInfo": "agent_core.engine",
+    "ToolCallInfo": "agent_core.definition",
     "AgentNotFound": "agent_core.errors",
     "AlreadyDecided": "agent_core.errors",
     "AmbiguousToolCall": "agent_core.errors",

@@ -8,7 +8,7 @@ reads (``agent_core.definition.AgentDefinition``) and hands its work to its
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from pydantic import BaseModel
 
@@ -16,11 +16,12 @@ from agent_core.definition import DelegateInput, PolicyFn, delegation_name
 from agent_core.hooks import AGENT_HOOKS
 from agent_core.memory import Memory
 from agent_core.models import LanguageModel, Message, ToolSpec
+from agent_core.options import ListFilters, RunOptions
 from agent_core.runtime import Runtime
 from agent_core.stream import AgentStream, GenerateResult
 from agent_core.tools import Tool
+from agent_core.verdicts import Approve, Decline, Resume
 from agent_core.views import SuspendedRunList
-from storage.listing import ListKind, Sort
 
 
 class Agent:
@@ -134,35 +135,11 @@ class Agent:
         return current
 
     # -- running -----------------------------------------------------------------------------
-    async def stream(
-        self,
-        messages: str | list[Any],
-        *,
-        thread_id: str | None = None,
-        resource_id: str | None = None,
-        require_tool_approval: Any = None,
-        max_steps: int | None = None,
-        request_context: dict[str, Any] | None = None,
-        auto_resume_suspended_tools: bool | None = None,
-        tool_call_concurrency: int | None = None,
-        output_schema: type[BaseModel] | None = None,
-        approval_timeout: float | None = None,
-    ) -> AgentStream:
-        return await self.runtime.start(
-            self,
-            messages,
-            thread_id=thread_id,
-            resource_id=resource_id,
-            require_tool_approval=require_tool_approval,
-            max_steps=max_steps,
-            request_context=request_context,
-            auto_resume_suspended_tools=auto_resume_suspended_tools,
-            tool_call_concurrency=tool_call_concurrency,
-            output_schema=output_schema,
-            approval_timeout=approval_timeout,
-        )
+    async def stream(self, messages: str | list[Any], **options: Unpack[RunOptions]) -> AgentStream:
+        """Start a run (options: ``agent_core.options.RunOptions``); its stream, ``run_id`` known at once."""
+        return await self.runtime.start(self, messages, **options)
 
-    async def generate(self, messages: str | list[Any], **options: Any) -> GenerateResult:
+    async def generate(self, messages: str | list[Any], **options: Unpack[RunOptions]) -> GenerateResult:
         return await (await self.stream(messages, **options)).result()
 
     async def approve_tool_call(
@@ -176,15 +153,9 @@ class Agent:
         actor: str | None = None,
     ) -> AgentStream:
         """Approve a pending call; ``args``: run it with these (edited) arguments instead, validated first."""
+        verdict = Approve(args=args, fingerprint=fingerprint, actor=actor)
         return await self.runtime.decide(
-            self,
-            "approve",
-            run_id=run_id,
-            tool_call_id=tool_call_id,
-            fingerprint=fingerprint,
-            output_schema=output_schema,
-            args=args,
-            actor=actor,
+            self, verdict, run_id=run_id, tool_call_id=tool_call_id, output_schema=output_schema
         )
 
     async def decline_tool_call(
@@ -196,14 +167,9 @@ class Agent:
         output_schema: type[BaseModel] | None = None,
         actor: str | None = None,
     ) -> AgentStream:
+        verdict = Decline(reason=reason, actor=actor)
         return await self.runtime.decide(
-            self,
-            "decline",
-            run_id=run_id,
-            tool_call_id=tool_call_id,
-            reason=reason,
-            output_schema=output_schema,
-            actor=actor,
+            self, verdict, run_id=run_id, tool_call_id=tool_call_id, output_schema=output_schema
         )
 
     async def approve_tool_call_generate(
@@ -251,14 +217,9 @@ class Agent:
         output_schema: type[BaseModel] | None = None,
         actor: str | None = None,
     ) -> AgentStream:
+        verdict = Resume(resume_data, actor=actor)
         return await self.runtime.decide(
-            self,
-            "resume",
-            run_id=run_id,
-            tool_call_id=tool_call_id,
-            resume_data=resume_data,
-            output_schema=output_schema,
-            actor=actor,
+            self, verdict, run_id=run_id, tool_call_id=tool_call_id, output_schema=output_schema
         )
 
     async def resume_generate(
@@ -276,31 +237,9 @@ class Agent:
             )
         ).result()
 
-    async def list_suspended_runs(
-        self,
-        *,
-        thread_id: str | None = None,
-        resource_id: str | None = None,
-        page: int = 0,
-        per_page: int = 50,
-        query: str | None = None,
-        tool_name: str | None = None,
-        kind: ListKind | None = None,
-        sort: Sort = "age",
-        with_counts: bool = False,
-    ) -> SuspendedRunList:
-        return await self.runtime.list_suspended_runs(
-            agent_id=self.id,
-            thread_id=thread_id,
-            resource_id=resource_id,
-            page=page,
-            per_page=per_page,
-            query=query,
-            tool_name=tool_name,
-            kind=kind,
-            sort=sort,
-            with_counts=with_counts,
-        )
+    async def list_suspended_runs(self, **filters: Unpack[ListFilters]) -> SuspendedRunList:
+        """This agent's pending runs (filters: ``agent_core.options.ListFilters``)."""
+        return await self.runtime.list_suspended_runs(agent_id=self.id, **filters)
 
     async def send_tool_approval(
         self,

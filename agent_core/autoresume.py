@@ -29,13 +29,14 @@ import json
 import re
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from agent_core.chunks import Chunk, make_chunk
 from agent_core.definition import HostedAgent
 from agent_core.errors import ModelError, WardenError
 from agent_core.models import Message, ModelRequestInfo
 from agent_core.stream import AgentStream
+from agent_core.verdicts import Approve, Decline, Resume, Verdict
 from agent_core.views import PendingToolCall, SuspendedRun, SuspendedRunList
 
 
@@ -54,13 +55,10 @@ class Desk(Protocol):
     async def decide(
         self,
         agent: HostedAgent,
-        kind: Literal["approve", "decline", "resume"],
+        verdict: Verdict,
         *,
         run_id: str,
         tool_call_id: str | None = ...,
-        fingerprint: str | None = ...,
-        reason: str | None = ...,
-        resume_data: Any = ...,
         followups: list[Message] | None = ...,
     ) -> AgentStream: ...
 
@@ -135,29 +133,26 @@ async def auto_resume(
         if call.kind == "suspend":
             return await runtime.decide(
                 agent,
-                "resume",
+                Resume(data),
                 run_id=run.run_id,
                 tool_call_id=call.tool_call_id,
-                resume_data=data,
                 followups=new_messages,
             )
         decision = data.get("decision")
         if decision == "approve" and explicit_yes(user_text):
             return await runtime.decide(
                 agent,
-                "approve",
+                Approve(fingerprint=call.fingerprint),
                 run_id=run.run_id,
                 tool_call_id=call.tool_call_id,
-                fingerprint=call.fingerprint,
                 followups=new_messages,
             )
         if decision == "decline":
             return await runtime.decide(
                 agent,
-                "decline",
+                Decline(reason=user_text or None),
                 run_id=run.run_id,
                 tool_call_id=call.tool_call_id,
-                reason=user_text or None,
                 followups=new_messages,
             )
     except (WardenError, ModelError):  # invalid data, or decided elsewhere meanwhile
@@ -202,24 +197,14 @@ async def _several(
     streams: list[AgentStream] = []
     for i, (run, call) in enumerate(chosen):
         try:
-            if decision == "approve":
-                s = await runtime.decide(
-                    agent,
-                    "approve",
-                    run_id=run.run_id,
-                    tool_call_id=call.tool_call_id,
-                    fingerprint=call.fingerprint,
-                    followups=new_messages if i == 0 else None,
-                )
-            else:
-                s = await runtime.decide(
-                    agent,
-                    "decline",
-                    run_id=run.run_id,
-                    tool_call_id=call.tool_call_id,
-                    reason=user_text or None,
-                    followups=new_messages if i == 0 else None,
-                )
+            verdict = Approve(fingerprint=call.fingerprint) if decision == "approve" else Decline(user_text or None)
+            s = await runtime.decide(
+                agent,
+                verdict,
+                run_id=run.run_id,
+                tool_call_id=call.tool_call_id,
+                followups=new_messages if i == 0 else None,
+            )
         except (WardenError, ModelError):  # decided elsewhere meanwhile: the others still apply
             continue
         if streams:
@@ -236,7 +221,7 @@ def needs_decision_text(pending: list[tuple[SuspendedRun, PendingToolCall]]) -> 
         "it answers, so nothing was decided. Approve, decline or resume each one explicitly, by its tool call id:"
     ]
     for run, call in pending:
-        what = "approval" if call.kind == "approval" else "input"
+        what = call.listed_kind
         lines.append(f"- {call.tool_name} ({what}): tool call {call.tool_call_id} of run {run.run_id}")
     return "\n".join(lines)
 

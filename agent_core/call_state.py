@@ -13,7 +13,7 @@ state means adding it to ``CallStatus`` and to the rows of ``TRANSITIONS``
 Crash recovery adds states that live on the store's call row, not in the
 snapshot (the snapshot is only rewritten at step boundaries): a decided call
 is *started* once its row has the durable ``started_at`` mark (written just
-before ``execute``, see ``RunContext.before_start``). Once the run's lease has
+before ``execute``, see ``Execution.before_start``). Once the run's lease has
 expired, a decided call that never started reads as pending again (same kind
 and fingerprint, audit ``returned-to-pending``), and an approved or resumed
 call that started reads as kind ``interrupted``: ``approve`` re-executes it

@@ -17,8 +17,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from agent_core.call_state import CallState, RunState
 from agent_core.models import Message
-from agent_core.snapshot import CallState, RunState
 
 #: ``(agent_path, tool_name) -> description``; None when the tool is unknown here.
 DescribeTool = Callable[[list[str], str], str | None]

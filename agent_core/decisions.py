@@ -1,24 +1,25 @@
 """Decisions on waiting tool calls: validate, compare-and-set through the store, then apply.
 
-A decision (approve / decline / resume) is one compare-and-set transaction in
-the store that also validates it (kind, fingerprint, resume data, snapshot)
-and takes the run's lease; its errors raise from the ``await`` and change
-nothing. The returned stream then applies the decision: it moves the call
+A decision (a ``Verdict``: ``Approve`` / ``Decline`` / ``Resume``, or the sweep's
+``Expire``) is one compare-and-set transaction in the store that also checks it
+(kind, fingerprint, resume data, snapshot: ``Decisions.check``) and takes the
+run's lease; its errors raise from the ``await`` and change nothing. Checked, it
+becomes a ``Plan``, which the returned stream applies: it moves the call
 (``CallState.approve`` / ``decline`` / ``resume``), continues the run
 (``agent_core.persist``), and either ends it (snapshot deleted) or stores it
 again. Decisions on different calls of one run serialise on the lease, so
-none is lost.
+none is lost. Handover (``agent_core.handover``): a decision on a run hosted
+elsewhere is recorded here and applied by its host (``adopt``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from typing import Any, Literal, cast
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -33,124 +34,34 @@ from agent_core.errors import (
     CorruptSnapshot,
     EditNotSupported,
     FingerprintMismatch,
-    InvalidRequest,
     ResumeDataInvalid,
     SnapshotNotFound,
     ToolArgsInvalid,
     ToolCallNotSuspended,
     WardenError,
     WrongDecisionKind,
+    validation_problems,
 )
 from agent_core.fingerprint import fingerprint as fingerprint_of
-from agent_core.json_input import input_model
+from agent_core.handover import HANDOVER
 from agent_core.limits import args_problem
 from agent_core.models import Message
+from agent_core.pending import list_suspended
 from agent_core.persist import Runs
 from agent_core.snapshot import find_call
 from agent_core.stream import AgentStream
-from agent_core.views import SuspendedRunList
+from agent_core.verdicts import Action, Approve, Decline, Expire, Plan, Resume, Verdict
 from storage.base import Store
-from storage.listing import KINDS, SORTS, ListKind, Sort
 from storage.records import ClaimResult, Decision, PendingCallRow, RunRow
 
-DecisionKind = Literal["approve", "decline", "resume"]
-#: the kinds of waiting call (``PendingCallRow.kind``) each decision applies to (``expire``: the sweep's).
-_KINDS: dict[str, tuple[Literal["approval", "suspend", "interrupted"], ...]] = {
-    "approve": ("approval", "interrupted"),
-    "decline": ("approval", "suspend", "interrupted"),
-    "resume": ("suspend",),
-    "expire": ("approval",),
-}
 #: The actor of expiries by ``sweep()``.
 SWEEP_ACTOR = "warden-sweep"
 #: What the model is told when the operator declines to run an interrupted call again.
 INTERRUPTED_DECLINED = (
     "The tool call was interrupted; it may or may not have run. The operator declined to run it again."
 )
-#: The actor of automatic re-executions (``idempotent=True`` tools) by ``recover()``.
-RECOVERY_ACTOR = "warden-recover"
-#: Lease owners of decisions recorded by a process that does not host the run's agent (``RemoteAgent``):
-#: the process that hosts it adopts the lease and applies the decision (``Decisions.adopt``).
-HANDOVER = "handover:"
-#: ``request_context`` key of runs whose decisions other processes may record for their host to apply.
-HANDOVER_KEY = "warden_handover"
-
-
-#: ``request_context`` key of a handover run: the definitions of the tools its host may run there,
-#: ``{name: {"input_schema": <JSON Schema>, "allow_grants": bool}}``, so any process can validate
-#: edited arguments and create grants for them (``declare_tools``, ``handover_tools``).
-HANDOVER_TOOLS_KEY = "warden_handover_tools"
-
-
-class StoredTool:
-    """A tool of a handover run's host, as the run declared it: its input schema (to validate edited
-    arguments) and whether grants may approve it. It never runs here."""
-
-    resume_schema = None
-    idempotent = False
-
-    def __init__(self, name: str, input_schema: Mapping[str, Any], allow_grants: bool = True) -> None:
-        self.id = name
-        self.input_schema = input_model(name, input_schema)
-        self.allow_grants = allow_grants
-
-
-def declare_tools(tools: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``HANDOVER_TOOLS_KEY`` entry for these (hosted) tools, to store with a handover run."""
-    return {
-        name: {
-            "input_schema": tool.input_schema.model_json_schema(),
-            "allow_grants": bool(getattr(tool, "allow_grants", True)),
-        }
-        for name, tool in tools.items()
-    }
-
-
-def handover_tools(snapshot: str) -> dict[str, StoredTool] | None:
-    """The tools a run's host declared, when the run asks for handover; None when it does not.
-
-    A malformed declaration counts as no tool (nothing can be validated against it)."""
-    try:
-        context = json.loads(snapshot).get("request_context", {})
-        if not context.get(HANDOVER_KEY):
-            return None
-        declared = context.get(HANDOVER_TOOLS_KEY) or {}
-    except (ValueError, AttributeError):
-        return None
-    tools: dict[str, StoredTool] = {}
-    if isinstance(declared, dict):
-        for name, spec in declared.items():
-            if isinstance(spec, dict) and isinstance(spec.get("input_schema", {}), dict):
-                try:
-                    tools[name] = StoredTool(
-                        name, spec.get("input_schema") or {}, spec.get("allow_grants", True) is not False
-                    )
-                except Exception:  # an unusable declaration: this tool cannot be validated here
-                    continue
-    return tools
-
-
-class RemoteAgent:
-    """An agent this process does not host, whose runs ask for handover (``HANDOVER_KEY``), e.g. the
-    MCP proxy's: a decision is recorded here (compare-and-set, audit) and applied by its host.
-
-    ``tools``: those the run declared (``handover_tools``), so edited arguments are validated here."""
-
-    remote = True
-    delegates: Mapping[str, Any] = {}
-
-    def __init__(self, agent_id: str, tools: Mapping[str, Any] | None = None) -> None:
-        self.id = agent_id
-        self.tools: Mapping[str, Any] = dict(tools or {})
-
-    @classmethod
-    def of_run(cls, run: RunRow) -> RemoteAgent | None:
-        """The stand-in for a run's agent when the run asks for handover, else None."""
-        tools = handover_tools(run.snapshot)
-        return None if tools is None else cls(run.agent_id, tools)
-
-    def descendant(self, agent_path: Any) -> RemoteAgent | None:
-        return self if list(agent_path or []) == [self.id] else None
+#: the verdict a stored call status asks for when its decision is applied here (``adopt``).
+_ADOPTED: dict[str, Action] = {"approved": "approve", "declined": "decline", "resuming": "resume", "expired": "expire"}
 
 
 class Decisions:
@@ -165,129 +76,129 @@ class Decisions:
     async def decide(
         self,
         agent: HostedAgent,
-        kind: DecisionKind | Literal["expire"],
+        verdict: Verdict,
         *,
         run_id: str,
         tool_call_id: str | None = None,
-        fingerprint: str | None = None,
-        reason: str | None = None,
-        resume_data: Any = None,
         followups: list[Message] | None = None,
-        actor: str | None = None,
-        args: dict[str, Any] | None = None,
     ) -> AgentStream:
         """Record a decision atomically, then return the stream that applies it.
 
         ``followups``: user messages (auto-resume) that join the conversation
         after the tool results of the step being decided. On a call of kind
-        ``interrupted`` (its tool started, no result was stored), ``approve``
-        runs the tool again (audited ``re-executed``) and ``decline`` tells the
-        model the outcome is unknown. ``args`` (approve): edited arguments, validated
+        ``interrupted`` (its tool started, no result was stored), ``Approve``
+        runs the tool again (audited ``re-executed``) and ``Decline`` tells the
+        model the outcome is unknown. ``Approve.args``: edited arguments, validated
         against the tool's ``input_schema`` first (``ToolArgsInvalid``). An approval
-        whose deadline passed raises ``ApprovalExpired``; ``expire`` is the sweep's.
+        whose deadline passed raises ``ApprovalExpired``; ``Expire`` is the sweep's.
         """
         owner = (HANDOVER if getattr(agent, "remote", False) else "") + uuid.uuid4().hex
-        captured: dict[str, Any] = {"apply": kind}
-        actor = actor if actor is not None else self.actor
-
-        def check(call: PendingCallRow, run: RunRow) -> Decision:
-            if run.agent_id != agent.id:
-                raise SnapshotNotFound(
-                    f"run {run_id!r} in {self.store.name} belongs to agent {run.agent_id!r}, not {agent.id!r}"
-                )
-            state = RunState.from_json(run.snapshot, run_id=run_id, store=self.store.name)
-            if find_call(state, call.tool_call_id) is None:
-                raise CorruptSnapshot(
-                    f"snapshot of run {run_id!r} in {self.store.name} has no tool call {call.tool_call_id!r}"
-                )
-            overdue = call.kind == "approval" and call.expires_at is not None and call.expires_at < time.time()
-            if kind == "expire":
-                if not overdue:
-                    raise ToolCallNotSuspended(f"tool call {call.tool_call_id!r} of run {run_id!r} is not overdue")
-                captured["state"] = state
-                return Decision("expired", reason=EXPIRED_MESSAGE, actor=actor or SWEEP_ACTOR)
-            if overdue:
-                raise ApprovalExpired(_expired_message(call.tool_call_id, run_id, call.expires_at))
-            if kind == "approve":
-                if call.kind not in ("approval", "interrupted"):
-                    raise WrongDecisionKind(
-                        f"tool call {call.tool_call_id!r} of run {run_id!r} waits for resume "
-                        "data, not approval: use resume_stream"
-                    )
-                if fingerprint is not None and fingerprint != call.fingerprint:
-                    raise FingerprintMismatch(
-                        f"fingerprint {fingerprint!r} does not match tool call {call.tool_call_id!r} of run "
-                        f"{run_id!r} ({call.fingerprint}); nothing was executed"
-                    )
-                if call.kind == "interrupted" and call.resume_data is not None:
-                    # an interrupted resume runs again with the resume data it was given
-                    captured["apply"], captured["resume_data"] = "resume", call.resume_data
-                    decision = Decision("resuming", actor=actor, resume_data=call.resume_data)
-                else:
-                    edited = self._validate_args(agent, call, args, run_id) if args is not None else None
-                    if edited is None and call.kind == "interrupted":
-                        edited = call.edited_args  # re-executed with the arguments it was approved with
-                    captured["args"] = edited
-                    detail = None
-                    if edited is not None:
-                        detail = {
-                            "args": call.args,
-                            "edited_args": edited,
-                            "fingerprint": call.fingerprint,
-                            "edited_fingerprint": fingerprint_of(call.tool_name, edited),
-                        }
-                    decision = Decision("approved", actor=actor, edited_args=edited, detail=detail)
-            elif kind == "decline":
-                if call.kind == "interrupted":
-                    captured["reason"] = INTERRUPTED_DECLINED + (f" Reason: {reason}" if reason else "")
-                decision = Decision("declined", reason=reason, actor=actor)
-            else:
-                if call.kind != "suspend":
-                    raise WrongDecisionKind(
-                        f"tool call {call.tool_call_id!r} of run {run_id!r} waits for "
-                        "approval, not resume data: use approve_tool_call"
-                    )
-                captured["resume_data"] = self._validate_resume(agent, call, resume_data, run_id)
-                decision = Decision("resuming", actor=actor, resume_data=captured["resume_data"])
-            captured["state"] = state
-            return decision
-
+        check = _Check(self, agent, verdict, owner, tuple(followups or ()))
         claim = await self.store.claim(
-            run_id, tool_call_id, kinds=_KINDS[kind], decide=check, owner=owner, lease_seconds=self.lease_seconds
+            run_id, tool_call_id, kinds=verdict.kinds, decide=check, owner=owner, lease_seconds=self.lease_seconds
         )
         if claim.outcome != "ok" and tool_call_id is not None and (claim.audited or claim.outcome == "no_run"):
             # an expired call stays expired after the run moved on: that wins over "already decided"
             for entry in await self.store.audit_log(run_id, tool_call_id):
                 if entry.decision == "expired":
-                    raise ApprovalExpired(
-                        f"the approval of tool call {tool_call_id!r} of run {run_id!r} expired "
-                        f"at {_iso(entry.decided_at)} (swept); nothing changed"
-                    )
-        self._raise_for(claim, run_id, tool_call_id, kind)
-        assert claim.call is not None
-        state: RunState | None = captured["state"] if claim.run is not None else None
-        call_id = claim.call.tool_call_id
+                    raise ApprovalExpired(_swept_message(tool_call_id, run_id, entry.decided_at))
+        self._raise_for(claim, run_id, tool_call_id, verdict.action)
+        assert claim.call is not None and check.plan is not None
+        plan = check.plan
+        plan.call = claim.call
+        if claim.run is None:  # another holder has the run's lease (applying a decision): the plan waits for it
+            plan.state = None
         if owner.startswith(HANDOVER):  # recorded only: the process hosting the agent applies it
             return AgentStream(run_id, _nothing())
+        call_id = claim.call.tool_call_id
 
         async def abandon() -> None:  # cancelled before it began: the decision goes back to pending
             await self.store.release(run_id, owner, reset_call=call_id)
 
-        return AgentStream(
-            run_id,
-            self._apply(
-                agent,
-                captured["apply"],
-                claim.call,
-                state,
-                owner,
-                captured.get("reason", reason),
-                captured.get("resume_data"),
-                followups or [],
-                captured.get("args"),
-            ),
-            on_abandon=abandon,
-        )
+        return AgentStream(run_id, self._apply(agent, plan), on_abandon=abandon)
+
+    def check(
+        self,
+        agent: HostedAgent,
+        verdict: Verdict,
+        call: PendingCallRow,
+        run: RunRow,
+        owner: str,
+        followups: tuple[Message, ...] = (),
+    ) -> tuple[Decision, Plan]:
+        """Check ``verdict`` against the stored call and run (no I/O: the store calls it inside its
+        compare-and-set): the decision to record, and the plan that applies it. Raises the typed
+        error of a decision that cannot be taken; nothing is then written."""
+        run_id = run.run_id
+        if run.agent_id != agent.id:
+            raise SnapshotNotFound(
+                f"run {run_id!r} in {self.store.name} belongs to agent {run.agent_id!r}, not {agent.id!r}"
+            )
+        state = RunState.from_json(run.snapshot, run_id=run_id, store=self.store.name)
+        if find_call(state, call.tool_call_id) is None:
+            raise CorruptSnapshot(
+                f"snapshot of run {run_id!r} in {self.store.name} has no tool call {call.tool_call_id!r}"
+            )
+        actor = verdict.actor if verdict.actor is not None else self.actor
+        overdue = call.kind == "approval" and call.expires_at is not None and call.expires_at < time.time()
+        if isinstance(verdict, Expire):
+            if not overdue:
+                raise ToolCallNotSuspended(f"tool call {call.tool_call_id!r} of run {run_id!r} is not overdue")
+            decision = Decision("expired", reason=EXPIRED_MESSAGE, actor=actor or SWEEP_ACTOR)
+            return decision, Plan("expire", call, owner, state, followups=followups)
+        if overdue:
+            raise ApprovalExpired(_expired_message(call.tool_call_id, run_id, call.expires_at))
+        if isinstance(verdict, Approve):
+            return self._check_approve(agent, verdict, call, Plan("approve", call, owner, state, followups=followups))
+        if isinstance(verdict, Decline):
+            told = verdict.reason
+            if call.kind == "interrupted":
+                told = INTERRUPTED_DECLINED + (f" Reason: {verdict.reason}" if verdict.reason else "")
+            decision = Decision("declined", reason=verdict.reason, actor=actor)
+            return decision, Plan("decline", call, owner, state, reason=told, followups=followups)
+        if call.kind != "suspend":
+            raise WrongDecisionKind(
+                f"tool call {call.tool_call_id!r} of run {run_id!r} waits for "
+                "approval, not resume data: use approve_tool_call"
+            )
+        data = self._validate_resume(agent, call, verdict.data, run_id)
+        decision = Decision("resuming", actor=actor, resume_data=data)
+        return decision, Plan("resume", call, owner, state, resume_data=data, followups=followups)
+
+    def _check_approve(
+        self, agent: HostedAgent, verdict: Approve, call: PendingCallRow, plan: Plan
+    ) -> tuple[Decision, Plan]:
+        run_id = call.run_id
+        actor = verdict.actor if verdict.actor is not None else self.actor
+        if call.kind not in ("approval", "interrupted"):
+            raise WrongDecisionKind(
+                f"tool call {call.tool_call_id!r} of run {run_id!r} waits for resume "
+                "data, not approval: use resume_stream"
+            )
+        if verdict.fingerprint is not None and verdict.fingerprint != call.fingerprint:
+            raise FingerprintMismatch(
+                f"fingerprint {verdict.fingerprint!r} does not match tool call {call.tool_call_id!r} of run "
+                f"{run_id!r} ({call.fingerprint}); nothing was executed"
+            )
+        if call.kind == "interrupted" and call.resume_data is not None:
+            # an interrupted resume runs again with the resume data it was given
+            decision = Decision("resuming", actor=actor, resume_data=call.resume_data)
+            plan.action, plan.resume_data = "resume", call.resume_data
+            return decision, plan
+        edited = self._validate_args(agent, call, verdict.args, run_id) if verdict.args is not None else None
+        if edited is None and call.kind == "interrupted":
+            edited = call.edited_args  # re-executed with the arguments it was approved with
+        detail = None
+        if edited is not None:
+            detail = {
+                "args": call.args,
+                "edited_args": edited,
+                "fingerprint": call.fingerprint,
+                "edited_fingerprint": fingerprint_of(call.tool_name, edited),
+            }
+        decision = Decision("approved", actor=actor, edited_args=edited, detail=detail)
+        plan.args = edited
+        return decision, plan
 
     def _raise_for(self, claim: ClaimResult, run_id: str, tool_call_id: str | None, kind: str) -> None:
         if claim.outcome == "ok":
@@ -331,8 +242,7 @@ class Decisions:
         try:
             dumped: dict[str, Any] = schema.model_validate(args).model_dump(mode="json")
         except ValidationError as exc:
-            errors = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in exc.errors()]
-            detail = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in errors)
+            errors, detail = validation_problems(exc)
             raise ToolArgsInvalid(
                 f"edited arguments for tool {call.tool_name!r} (call {call.tool_call_id!r}, run {run_id!r}) fail "
                 f"its input_schema: {detail}; the call is unchanged",
@@ -353,36 +263,25 @@ class Decisions:
         try:
             return tool.resume_schema.model_validate(data).model_dump(mode="json")
         except ValidationError as exc:
-            errors = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in exc.errors()]
-            detail = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in errors)
+            errors, detail = validation_problems(exc)
             raise ResumeDataInvalid(
                 f"resume data for tool {call.tool_name!r} (call {call.tool_call_id!r}, run {run_id!r}) fails its "
                 f"resume_schema: {detail}; the run is unchanged",
                 errors=errors,
             ) from exc
 
-    async def _apply(
-        self,
-        agent: HostedAgent,
-        kind: str,
-        call: PendingCallRow,
-        claimed: RunState | None,
-        owner: str,
-        reason: str | None,
-        resume_data: Any,
-        followups: list[Message],
-        args: dict[str, Any] | None = None,
-    ) -> AsyncIterator[Chunk]:
+    async def _apply(self, agent: HostedAgent, plan: Plan) -> AsyncIterator[Chunk]:
+        call, owner = plan.call, plan.owner
         run_id = call.run_id
         try:
-            if claimed is None:  # another holder is applying a decision on this run: wait for it
+            if plan.state is None:  # another holder is applying a decision on this run: wait for it
                 waited = await self._wait_for_lease(run_id, owner, call.tool_call_id)
                 if isinstance(waited, Chunk):
                     yield waited
                     return
                 state = waited
             else:
-                state = claimed
+                state = plan.state
             found = find_call(state, call.tool_call_id)
             problem: tuple[str, str] | None = None
             if found is None:
@@ -401,15 +300,15 @@ class Decisions:
                 return
             assert found is not None
             _, target = found
-            if kind == "approve":
-                target.approve(args)
-            elif kind == "expire":
+            if plan.action == "approve":
+                target.approve(plan.args)
+            elif plan.action == "expire":
                 target.expire(time.time())
-            elif kind == "decline":
-                target.decline(reason)
+            elif plan.action == "decline":
+                target.decline(plan.reason)
             else:
-                target.resume(resume_data)
-            state.followups.extend(followups)
+                target.resume(plan.resume_data)
+            state.followups.extend(plan.followups)
         except (asyncio.CancelledError, GeneratorExit):
             await asyncio.shield(self.store.release(run_id, owner, reset_call=call.tool_call_id))
             raise
@@ -434,85 +333,20 @@ class Decisions:
         finally:
             heartbeat.cancel()
 
-    async def recover(self, agents: Mapping[str, HostedAgent]) -> int:
-        """Advance the runs left behind under an expired lease; how many were advanced.
-
-        Durable returned-to-pending (audited), automatic re-execution of
-        interrupted calls of ``idempotent=True`` tools, and the continuation of
-        runs whose calls all have stored results (the model is called again).
-        Runs of agents not in ``agents`` are left alone.
-        """
-        advanced = 0
-        for run in await self.store.list_expired(limit=1000):
-            agent = agents.get(run.agent_id)
-            if agent is None:
-                continue
-            await self.store.settle(run.run_id)
-            listed = await self.store.get_suspended(run.run_id)
-            if listed is not None:
-                for call in listed.calls:
-                    if call.kind == "interrupted" and _idempotent(agent, call):
-                        try:
-                            stream = await self.decide(
-                                agent,
-                                "approve",
-                                run_id=run.run_id,
-                                tool_call_id=call.tool_call_id,
-                                actor=RECOVERY_ACTOR,
-                            )
-                        except WardenError:
-                            continue
-                        await stream.wait()
-                        advanced += 1
-                continue
-            calls = await self.store.get_calls(run.run_id)
-            expiry = next((c for c in calls if c.status == "expired" and c.started_at is None), None)
-            if expiry is not None:  # an expiry recorded, never applied (its process died): apply it here
-                adopted = await self.adopt(agent, run.run_id, expiry.tool_call_id)
-                if adopted is not None:
-                    await adopted.wait()
-                    advanced += 1
-                continue
-            if calls:
-                continue  # a decision waits to be applied by a live process
-            owner = uuid.uuid4().hex
-            row = await self.store.acquire_lease(run.run_id, owner, self.lease_seconds)
-            if row is None:
-                continue
-            try:
-                state = RunState.from_json(row.snapshot, run_id=run.run_id, store=self.store.name)
-            except CorruptSnapshot:
-                await self.store.release(run.run_id, owner)
-                continue
-            await AgentStream(run.run_id, self._leased(agent, state, owner, [])).wait()
-            advanced += 1
-        return advanced
-
-    async def sweep(self, agents: Mapping[str, HostedAgent]) -> int:
-        """Expire the overdue approvals of these agents' runs and continue those runs; how many expired.
-
-        Fail-closed: the tool never runs; the model is told ``EXPIRED_MESSAGE``;
-        the stream carries a ``tool-call-expired`` chunk. A call decided meanwhile is left alone.
-        Overdue calls of runs that ask for handover (an MCP proxy's) are expired too, whoever hosts them:
-        the expiry is recorded here (compare-and-set, audited once) and applied by the host (``adopt``).
-        """
-        expired = 0
-        for call in await self.store.list_overdue(time.time(), limit=1000):
-            run = await self.store.get_run(call.run_id)
-            if run is None:
-                continue
-            agent = agents.get(run.agent_id)
-            if agent is None:  # hosted elsewhere: recorded here (once), its host applies it (``adopt``)
-                agent = cast(HostedAgent | None, RemoteAgent.of_run(run))
-            if agent is None:
-                continue
-            try:
-                stream = await self.decide(agent, "expire", run_id=call.run_id, tool_call_id=call.tool_call_id)
-            except WardenError:
-                continue
-            await stream.wait()
-            expired += 1
-        return expired
+    async def continue_orphan(self, agent: HostedAgent, run_id: str) -> bool:
+        """Continue a run left under an expired lease whose calls all have stored results (the model is
+        called again); False when another process took it first or its snapshot is unreadable."""
+        owner = uuid.uuid4().hex
+        row = await self.store.acquire_lease(run_id, owner, self.lease_seconds)
+        if row is None:
+            return False
+        try:
+            state = RunState.from_json(row.snapshot, run_id=run_id, store=self.store.name)
+        except CorruptSnapshot:
+            await self.store.release(run_id, owner)
+            return False
+        await AgentStream(run_id, self._leased(agent, state, owner, [])).wait()
+        return True
 
     async def _keep_lease(self, run_id: str, owner: str) -> None:
         """Renew the lease while a decision is applied, so a long tool never loses its run."""
@@ -571,19 +405,21 @@ class Decisions:
         except CorruptSnapshot:
             await self.store.release(run_id, owner)
             raise
-        kinds: dict[str, str] = {
-            "approved": "approve",
-            "declined": "decline",
-            "resuming": "resume",
-            "expired": "expire",
-        }
-        kind = kinds[call.status]
+        action = _ADOPTED[call.status]
         reason = None
-        if kind == "decline":
+        if action == "decline":
             audit = [a for a in await self.store.audit_log(run_id, tool_call_id) if a.decision == "declined"]
             reason = audit[-1].reason if audit else None
-        edited = call.edited_args if kind == "approve" else None  # an approval with edited arguments
-        return AgentStream(run_id, self._apply(agent, kind, call, state, owner, reason, call.resume_data, [], edited))
+        plan = Plan(
+            action,
+            call,
+            owner,
+            state,
+            args=call.edited_args if action == "approve" else None,  # an approval with edited arguments
+            reason=reason,
+            resume_data=call.resume_data,
+        )
+        return AgentStream(run_id, self._apply(agent, plan))
 
     # -- finding the call a decision is about ----------------------------------------------------
     async def run_of_decided(self, run_id: str, tool_call_id: str | None) -> RunRow:
@@ -595,10 +431,7 @@ class Decisions:
             audit = await self.store.audit_log(run_id, tool_call_id)
             for entry in audit:
                 if entry.decision == "expired":
-                    raise ApprovalExpired(
-                        f"the approval of tool call {tool_call_id!r} of run {run_id!r} expired "
-                        f"at {_iso(entry.decided_at)} (swept); nothing changed"
-                    )
+                    raise ApprovalExpired(_swept_message(tool_call_id, run_id, entry.decided_at))
             if audit:
                 raise AlreadyDecided(
                     f"tool call {tool_call_id!r} of run {run_id!r} was already decided "
@@ -650,20 +483,38 @@ class Decisions:
             kind: str | None = call.kind
         else:
             kind = None
+        verdict: Verdict
         if not approved:
-            return await self.decide(
-                agent, "decline", run_id=run_id, tool_call_id=tool_call_id, reason=reason, actor=actor
-            )
-        if kind == "suspend" or (kind is None and resume_data is not None):
-            return await self.decide(
-                agent,
-                "resume",
-                run_id=run_id,
-                tool_call_id=tool_call_id,
-                resume_data=resume_data if resume_data is not None else {},
-                actor=actor,
-            )
-        return await self.decide(agent, "approve", run_id=run_id, tool_call_id=tool_call_id, actor=actor)
+            verdict = Decline(reason=reason, actor=actor)
+        elif kind == "suspend" or (kind is None and resume_data is not None):
+            verdict = Resume(resume_data if resume_data is not None else {}, actor=actor)
+        else:
+            verdict = Approve(actor=actor)
+        return await self.decide(agent, verdict, run_id=run_id, tool_call_id=tool_call_id)
+
+
+class _Check:
+    """The store's ``decide`` callback for one verdict (``Decisions.check``), keeping the plan it made.
+
+    The store may call it more than once (a transaction retried): the last plan is the one applied."""
+
+    __slots__ = ("agent", "decisions", "followups", "owner", "plan", "verdict")
+
+    def __init__(
+        self, decisions: Decisions, agent: HostedAgent, verdict: Verdict, owner: str, followups: tuple[Message, ...]
+    ) -> None:
+        self.decisions, self.agent, self.verdict, self.owner, self.followups = (
+            decisions,
+            agent,
+            verdict,
+            owner,
+            followups,
+        )
+        self.plan: Plan | None = None
+
+    def __call__(self, call: PendingCallRow, run: RunRow) -> Decision:
+        decision, self.plan = self.decisions.check(self.agent, self.verdict, call, run, self.owner, self.followups)
+        return decision
 
 
 async def _nothing() -> AsyncIterator[Chunk]:
@@ -675,49 +526,15 @@ def _iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).isoformat()
 
 
+def _swept_message(tool_call_id: str, run_id: str, decided_at: float) -> str:
+    return (
+        f"the approval of tool call {tool_call_id!r} of run {run_id!r} expired "
+        f"at {_iso(decided_at)} (swept); nothing changed"
+    )
+
+
 def _expired_message(tool_call_id: str, run_id: str, expires_at: float | None) -> str:
     return (
         f"the approval of tool call {tool_call_id!r} of run {run_id!r} expired at {_iso(expires_at or 0.0)}; "
         "nothing changed (the sweep will tell the model)"
     )
-
-
-def _idempotent(agent: HostedAgent, call: PendingCallRow) -> bool:
-    owner = agent.descendant(call.agent_path)
-    tool = owner.tools.get(call.tool_name) if owner is not None else None
-    return bool(getattr(tool, "idempotent", False))
-
-
-async def list_suspended(
-    store: Store,
-    *,
-    agent_id: str | None = None,
-    thread_id: str | None = None,
-    resource_id: str | None = None,
-    page: int = 0,
-    per_page: int = 50,
-    query: str | None = None,
-    tool_name: str | None = None,
-    kind: ListKind | None = None,
-    sort: Sort = "age",
-    with_counts: bool = False,
-) -> SuspendedRunList:
-    """One page of the store's pending runs, as views, filtered and ordered by the store's query
-    (``query`` terms over agent, thread, tool and arguments; exact ``tool_name`` and ``kind``);
-    ``with_counts`` adds the pending calls per kind under the same filters."""
-    if page < 0 or per_page < 1:
-        raise ValueError("page must be >= 0 and per_page >= 1")
-    if sort not in SORTS:
-        raise InvalidRequest(f"sort must be one of {', '.join(SORTS)}, not {sort!r}")
-    if kind is not None and kind not in KINDS:
-        raise InvalidRequest(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
-    filters: dict[str, Any] = {
-        "agent_id": agent_id,
-        "thread_id": thread_id,
-        "resource_id": resource_id,
-        "query": query or None,
-        "tool_name": tool_name,
-    }
-    rows, total = await store.list_suspended(**filters, kind=kind, sort=sort, page=page, per_page=per_page)
-    counts = await store.count_suspended_by_kind(**filters) if with_counts else None
-    return SuspendedRunList.from_rows(rows, total=total, page=page, per_page=per_page, counts=counts)

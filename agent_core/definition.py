@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, Unpack
 
 from pydantic import BaseModel
 
 from agent_core.memory import Memory
 from agent_core.models import LanguageModel, Message, ToolSpec
+from agent_core.options import RunOptions
 from agent_core.stream import AgentStream
 from agent_core.tools import Tool
 
@@ -86,16 +87,4 @@ class HostedAgent(AgentDefinition, Protocol):
 
     def _attach(self, runtime: Any) -> None: ...
 
-    async def stream(
-        self,
-        messages: str | list[Any],
-        *,
-        thread_id: str | None = None,
-        resource_id: str | None = None,
-        require_tool_approval: Any = None,
-        max_steps: int | None = None,
-        request_context: dict[str, Any] | None = None,
-        auto_resume_suspended_tools: bool | None = None,
-        tool_call_concurrency: int | None = None,
-        output_schema: type[BaseModel] | None = None,
-    ) -> AgentStream: ...
+    async def stream(self, messages: str | list[Any], **options: Unpack[RunOptions]) -> AgentStream: ...

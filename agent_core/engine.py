@@ -23,25 +23,15 @@ from pydantic_core import to_jsonable_python
 from agent_core.call_state import CallState, RunState, policy_mode
 from agent_core.chunks import Chunk, make_chunk
 from agent_core.concurrency import run_calls, writer_for
-from agent_core.definition import AgentDefinition, DelegateInput, PolicyFn, ToolCallInfo, delegation_name
-from agent_core.errors import ModelError, WardenError
+from agent_core.definition import AgentDefinition, DelegateInput, PolicyFn, ToolCallInfo
+from agent_core.errors import ModelError, WardenError, validation_problems
 from agent_core.fingerprint import fingerprint
 from agent_core.hooks import Blocked, execute_tool, on_input_available
 from agent_core.limits import args_problem
 from agent_core.models import Message, ModelDone, ModelRequestInfo, ModelResponse, TextDelta, ToolCall
 from agent_core.tools import Suspension, Tool, ToolContext
 
-# Re-exported: ``agent_core.engine.ToolCallInfo`` and the delegation helpers were defined here.
-__all__ = [
-    "DECLINED_MESSAGE",
-    "EDITED_NOTE",
-    "EXPIRED_MESSAGE",
-    "DelegateInput",
-    "RunContext",
-    "ToolCallInfo",
-    "delegation_name",
-    "drive",
-]
+__all__ = ["DECLINED_MESSAGE", "EDITED_NOTE", "EXPIRED_MESSAGE", "Execution", "drive"]
 
 DECLINED_MESSAGE = "Tool call was not approved by the user"
 #: what the model is told when an approval's deadline passed and the sweep expired it.
@@ -53,8 +43,10 @@ GrantLookup = Callable[[AgentDefinition, RunState, CallState], Awaitable[str | N
 
 
 @dataclass
-class RunContext:
-    """Per-execution facts that are not stored: the in-process policy function, ids in use."""
+class Execution:
+    """What one execution of a run has that is not stored: the in-process policy function, the ids in
+    use, and the persistence hooks (``agent_core.persist``). Distinct from a run's stored context
+    (``agent_core.decision_context``)."""
 
     request_policy: PolicyFn | None = None
     ids: set[str] = field(default_factory=set)
@@ -99,7 +91,7 @@ def tool_message(call: CallState) -> Message:
     return Message(role="tool", content=content, tool_call_id=call.id, name=call.name, tool_status=status)
 
 
-async def drive(agent: AgentDefinition, state: RunState, rt: RunContext) -> AsyncIterator[Chunk]:
+async def drive(agent: AgentDefinition, state: RunState, rt: Execution) -> AsyncIterator[Chunk]:
     """Advance ``state`` until it finishes, fails, or waits for decisions; sets ``state.outcome``."""
     run_id = state.run_id
     model = agent.resolved_model()
@@ -170,7 +162,7 @@ async def drive(agent: AgentDefinition, state: RunState, rt: RunContext) -> Asyn
             yield make_chunk("tool-call", run_id, tool_call_id=call.id, tool_name=call.name, args=call.args)
 
 
-async def _process_calls(agent: AgentDefinition, state: RunState, rt: RunContext) -> AsyncIterator[Chunk]:
+async def _process_calls(agent: AgentDefinition, state: RunState, rt: Execution) -> AsyncIterator[Chunk]:
     """Resolve what can be resolved in this step: gate, deny, then run the rest concurrently."""
     run_id = state.run_id
     for call in state.calls:
@@ -230,7 +222,7 @@ async def _process_calls(agent: AgentDefinition, state: RunState, rt: RunContext
             call.mark_pending(now, rt.next_seq())
 
 
-def _run_call(agent: AgentDefinition, state: RunState, call: CallState, rt: RunContext) -> AsyncIterator[Chunk]:
+def _run_call(agent: AgentDefinition, state: RunState, call: CallState, rt: Execution) -> AsyncIterator[Chunk]:
     if call.name in agent.delegates:
         inner = _delegate(agent, state, call, rt)
     else:
@@ -238,7 +230,7 @@ def _run_call(agent: AgentDefinition, state: RunState, call: CallState, rt: RunC
     return inner if rt.before_start is None else _started(rt, call, inner)
 
 
-async def _started(rt: RunContext, call: CallState, inner: AsyncIterator[Chunk]) -> AsyncIterator[Chunk]:
+async def _started(rt: Execution, call: CallState, inner: AsyncIterator[Chunk]) -> AsyncIterator[Chunk]:
     assert rt.before_start is not None
     await rt.before_start(call)  # raises (and nothing runs) when the run's lease was lost
     async for chunk in inner:
@@ -259,16 +251,8 @@ def _precheck(agent: AgentDefinition, call: CallState) -> str | None:
     try:
         schema.model_validate(call.args)
     except ValidationError as exc:
-        return f"Invalid arguments for tool {call.name!r}: {_short_errors(exc)}"
+        return f"Invalid arguments for tool {call.name!r}: {validation_problems(exc, limit=5)[1]}"
     return None
-
-
-def _short_errors(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors()[:5]:
-        loc = ".".join(str(p) for p in err["loc"]) or "(root)"
-        parts.append(f"{loc}: {err['msg']}")
-    return "; ".join(parts)
 
 
 def _approval_timeout(agent: AgentDefinition, state: RunState, call: CallState) -> float | None:
@@ -278,7 +262,7 @@ def _approval_timeout(agent: AgentDefinition, state: RunState, call: CallState) 
     return own if own is not None else state.approval_timeout
 
 
-async def _granted(agent: AgentDefinition, state: RunState, call: CallState, rt: RunContext) -> str | None:
+async def _granted(agent: AgentDefinition, state: RunState, call: CallState, rt: Execution) -> str | None:
     if rt.grant_for is None:
         return None
     tool = None if call.name in agent.delegates else agent.tools.get(call.name)
@@ -287,7 +271,7 @@ async def _granted(agent: AgentDefinition, state: RunState, call: CallState, rt:
     return await rt.grant_for(agent, state, call)
 
 
-async def _needs_approval(agent: AgentDefinition, state: RunState, call: CallState, rt: RunContext) -> bool:
+async def _needs_approval(agent: AgentDefinition, state: RunState, call: CallState, rt: Execution) -> bool:
     """Only asked of a ``new`` call; a sub-agent has no explicit setting of its own."""
     explicit = None if call.name in agent.delegates else agent.tools[call.name].require_approval
     if explicit is True or state.policy == "all":
@@ -318,7 +302,7 @@ async def _needs_approval(agent: AgentDefinition, state: RunState, call: CallSta
         return True  # a policy that fails asks for approval
 
 
-async def _execute(agent: AgentDefinition, state: RunState, call: CallState, rt: RunContext) -> AsyncIterator[Chunk]:
+async def _execute(agent: AgentDefinition, state: RunState, call: CallState, rt: Execution) -> AsyncIterator[Chunk]:
     tool: Tool = agent.tools[call.name]
     run_id = state.run_id
     inp = tool.input_schema.model_validate(call.run_args)
@@ -379,7 +363,7 @@ async def _execute(agent: AgentDefinition, state: RunState, call: CallState, rt:
     )
 
 
-async def _delegate(agent: AgentDefinition, state: RunState, call: CallState, rt: RunContext) -> AsyncIterator[Chunk]:
+async def _delegate(agent: AgentDefinition, state: RunState, call: CallState, rt: Execution) -> AsyncIterator[Chunk]:
     """Run (or continue) a sub-agent as a nested run; its final text is the tool's result."""
     sub = agent.delegates[call.name]
     child = call.child

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from storage.errors import (
     CorruptRecord,
     SchemaTooNew,
@@ -45,6 +47,18 @@ __all__ = [
     "WardenError",
     "WrongDecisionKind",
 ]
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+
+def validation_problems(exc: ValidationError, *, limit: int | None = None) -> tuple[list[dict[str, Any]], str]:
+    """A pydantic error as ``(errors, text)``: ``errors`` for ``.errors`` of a typed error (JSON-ready:
+    ``loc``, ``msg``, ``type``), ``text`` for its message (``loc: msg; ...``, the first ``limit``)."""
+    errors = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in exc.errors()]
+    shown = errors if limit is None else errors[:limit]
+    text = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in shown)
+    return errors, text
 
 
 class SnapshotNotFound(WardenError):

@@ -2,7 +2,7 @@
 
 Sits low in ``agent_core`` so both the MCP adapter and the decisions layer can use it: a process
 that does not host an MCP proxy's agent still validates edited arguments against the schema the
-proxy stored with the run (``agent_core.decisions.HANDOVER_TOOLS_KEY``).
+proxy stored with the run (``agent_core.handover.HANDOVER_TOOLS_KEY``).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
 from storage.events import subscribe
-from storage.records import PendingCallRow, RunRow
+from storage.records import CallKind, PendingCallRow, RunRow
 
 log = logging.getLogger("warden.notify")
 
@@ -39,7 +39,7 @@ class PendingNotice(BaseModel):
     tool_name: str
     agent_id: str
     agent_path: list[str]
-    kind: Literal["approval", "suspend", "interrupted"]
+    kind: CallKind
     args_summary: str
     fingerprint: str
     pending_since: datetime

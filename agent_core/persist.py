@@ -19,7 +19,7 @@ from pydantic_core import to_jsonable_python
 from agent_core.call_state import CallState, RunState
 from agent_core.chunks import Chunk, make_chunk
 from agent_core.definition import AgentDefinition, DelegateInput, HostedAgent, PolicyFn
-from agent_core.engine import RunContext, drive
+from agent_core.engine import Execution, drive
 from agent_core.errors import LeaseLost, WardenError
 from agent_core.fingerprint import fingerprint
 from agent_core.limits import scrub
@@ -58,7 +58,7 @@ class Runs:
         """
         run_id = state.run_id
         began = time.time()
-        rt = RunContext(
+        rt = Execution(
             request_policy=self.policies.get(run_id), ids=used_ids(state), top=state, grant_for=self.grant_for
         )
         if owner is not None:
@@ -122,7 +122,7 @@ class Runs:
             "finish", run_id, finish_reason=state.finish_reason or "stop", usage=state.usage, object=structured
         )
 
-    def _guard(self, rt: RunContext, state: RunState, owner: str, applied: list[str]) -> None:
+    def _guard(self, rt: Execution, state: RunState, owner: str, applied: list[str]) -> None:
         """Crash recovery while ``owner`` holds the lease: the started mark and the step checkpoint."""
         run_id = state.run_id
         unmarked = set(applied)

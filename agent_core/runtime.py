@@ -11,31 +11,35 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, Unpack, cast
 
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
+from agent_core import upkeep
 from agent_core.autoresume import auto_resume
 from agent_core.call_state import RunState, policy_mode
-from agent_core.decisions import DecisionKind, Decisions, RemoteAgent, list_suspended
+from agent_core.decisions import Decisions
 from agent_core.definition import HostedAgent
 from agent_core.errors import AgentNotFound, GrantNotAllowed, GrantNotFound, InvalidRequest, SnapshotNotFound
+from agent_core.handover import RemoteAgent
 from agent_core.id_prefix import resolve_id
 from agent_core.models import Message
 from agent_core.notify import PendingCallback
+from agent_core.options import ListFilters, RunOptions, check_options
+from agent_core.pending import list_suspended
 from agent_core.persist import Runs
 from agent_core.stream import AgentStream
 from agent_core.structured import schema_of
+from agent_core.verdicts import Approve, Decline, Resume, Verdict
 from agent_core.views import AuditEntry, AuditPage, Grant, SuspendedRun, SuspendedRunList
-from storage.audit import ChainReport
 from storage.audit import verify as verify_chain
 from storage.base import Store
-from storage.listing import ListKind, Sort
 from storage.memory import InMemoryStore
 from storage.records import GrantRow
+from warden_types.audit import ChainReport
 
-__all__ = ["DecisionKind", "Runtime"]
+__all__ = ["Runtime"]
 
 
 class Runtime:
@@ -100,21 +104,18 @@ class Runtime:
         return agent
 
     # -- starting runs ------------------------------------------------------------------
-    async def start(
-        self,
-        agent: HostedAgent,
-        messages: str | list[Any],
-        *,
-        thread_id: str | None = None,
-        resource_id: str | None = None,
-        require_tool_approval: Any = None,
-        max_steps: int | None = None,
-        request_context: dict[str, Any] | None = None,
-        auto_resume_suspended_tools: bool | None = None,
-        tool_call_concurrency: int | None = None,
-        output_schema: type[BaseModel] | None = None,
-        approval_timeout: float | None = None,
-    ) -> AgentStream:
+    async def start(self, agent: HostedAgent, messages: str | list[Any], **options: Unpack[RunOptions]) -> AgentStream:
+        """Start a run of ``agent`` (``Agent.stream``); unknown options raise ``InvalidRequest``."""
+        check_options(options, RunOptions, "stream")
+        thread_id = options.get("thread_id")
+        resource_id = options.get("resource_id")
+        require_tool_approval = options.get("require_tool_approval")
+        max_steps = options.get("max_steps")
+        request_context = options.get("request_context")
+        auto_resume_suspended_tools = options.get("auto_resume_suspended_tools")
+        tool_call_concurrency = options.get("tool_call_concurrency")
+        output_schema = options.get("output_schema")
+        approval_timeout = options.get("approval_timeout")
         new_messages = _as_messages(messages)
         opts = agent.default_options
         timeout = approval_timeout if approval_timeout is not None else opts.get("approval_timeout")
@@ -190,35 +191,21 @@ class Runtime:
     async def decide(
         self,
         agent: HostedAgent,
-        kind: DecisionKind,
+        verdict: Verdict,
         *,
         run_id: str,
         tool_call_id: str | None = None,
-        fingerprint: str | None = None,
-        reason: str | None = None,
-        resume_data: Any = None,
         followups: list[Message] | None = None,
         output_schema: type[BaseModel] | None = None,
-        args: dict[str, Any] | None = None,
-        actor: str | None = None,
     ) -> AgentStream:
         """Record a decision atomically, then return the stream that applies it (see ``Decisions``).
 
-        ``actor``: who decides, as the audit log records it (default: the runtime's ``actor``).
+        ``verdict.actor``: who decides, as the audit log records it (default: the runtime's ``actor``).
 
         ``output_schema``: the pydantic model of the run's structured output, to validate the final
         answer with (and make ``result().object`` an instance); else the run's stored JSON Schema."""
         stream = await self._decisions.decide(
-            agent,
-            kind,
-            run_id=run_id,
-            tool_call_id=tool_call_id,
-            fingerprint=fingerprint,
-            reason=reason,
-            resume_data=resume_data,
-            followups=followups,
-            args=args,
-            actor=actor,
+            agent, verdict, run_id=run_id, tool_call_id=tool_call_id, followups=followups
         )
         if output_schema is not None:
             # Before the stream's task first runs (no await since it was created).
@@ -236,29 +223,20 @@ class Runtime:
         actor: str | None = None,
     ) -> AgentStream:
         agent = await self._agent_of_decided(run_id, tool_call_id)
-        return await self.decide(
-            agent,
-            "approve",
-            run_id=run_id,
-            tool_call_id=tool_call_id,
-            fingerprint=fingerprint,
-            args=args,
-            actor=actor,
-        )
+        verdict = Approve(args=args, fingerprint=fingerprint, actor=actor)
+        return await self.decide(agent, verdict, run_id=run_id, tool_call_id=tool_call_id)
 
     async def decline_tool_call(
         self, *, run_id: str, tool_call_id: str | None = None, reason: str | None = None, actor: str | None = None
     ) -> AgentStream:
         agent = await self._agent_of_decided(run_id, tool_call_id)
-        return await self.decide(agent, "decline", run_id=run_id, tool_call_id=tool_call_id, reason=reason, actor=actor)
+        return await self.decide(agent, Decline(reason=reason, actor=actor), run_id=run_id, tool_call_id=tool_call_id)
 
     async def resume_stream(
         self, resume_data: Any, *, run_id: str, tool_call_id: str | None = None, actor: str | None = None
     ) -> AgentStream:
         agent = await self._agent_of_decided(run_id, tool_call_id)
-        return await self.decide(
-            agent, "resume", run_id=run_id, tool_call_id=tool_call_id, resume_data=resume_data, actor=actor
-        )
+        return await self.decide(agent, Resume(resume_data, actor=actor), run_id=run_id, tool_call_id=tool_call_id)
 
     async def _agent_of_decided(self, run_id: str, tool_call_id: str | None) -> HostedAgent:
         run = await self._decisions.run_of_decided(run_id, tool_call_id)
@@ -332,36 +310,14 @@ class Runtime:
 
     # -- listing -----------------------------------------------------------------------------
     async def list_suspended_runs(
-        self,
-        *,
-        agent_id: str | None = None,
-        thread_id: str | None = None,
-        resource_id: str | None = None,
-        page: int = 0,
-        per_page: int = 50,
-        query: str | None = None,
-        tool_name: str | None = None,
-        kind: ListKind | None = None,
-        sort: Sort = "age",
-        with_counts: bool = False,
+        self, *, agent_id: str | None = None, **filters: Unpack[ListFilters]
     ) -> SuspendedRunList:
         """One page of pending runs; the filters and the order are the store's query (see
-        ``agent_core.decisions.list_suspended``)."""
+        ``agent_core.pending.list_suspended``)."""
+        check_options(filters, ListFilters, "list_suspended_runs")
         if agent_id is not None and agent_id in self._by_id:
             agent_id = self._by_id[agent_id].id
-        return await list_suspended(
-            self.store,
-            agent_id=agent_id,
-            thread_id=thread_id,
-            resource_id=resource_id,
-            page=page,
-            per_page=per_page,
-            query=query,
-            tool_name=tool_name,
-            kind=kind,
-            sort=sort,
-            with_counts=with_counts,
-        )
+        return await list_suspended(self.store, agent_id=agent_id, **filters)
 
     async def get_suspended_run(self, run_id: str) -> SuspendedRun:
         row = await self.store.get_suspended(run_id)
@@ -386,7 +342,7 @@ class Runtime:
         Returns how many runs were advanced. The console and the server call it
         at start and periodically; ``warden runs recover`` calls it once.
         """
-        return await self._decisions.recover(self._by_id)
+        return await upkeep.recover(self._decisions, self._by_id)
 
     # -- deadlines -------------------------------------------------------------------------------
     async def sweep(self) -> int:
@@ -398,7 +354,7 @@ class Runtime:
         (audited once, final), applied by their host. The console and the server
         call it periodically; ``warden runs sweep`` calls it once.
         """
-        return await self._decisions.sweep(self._by_id)
+        return await upkeep.sweep(self._decisions, self._by_id)
 
     # -- grants ----------------------------------------------------------------------------------
     async def grant(
@@ -415,7 +371,7 @@ class Runtime:
         """Approve future gated calls of ``tool_name`` in a scope without asking (see ``Grant``).
 
         ``tool_name`` is the agent's key for the tool: a hosted agent's, or one a pending run of an
-        agent hosted elsewhere declares (an MCP proxy's; ``decisions.HANDOVER_TOOLS_KEY``). ``scope_id`` is required for
+        agent hosted elsewhere declares (an MCP proxy's; ``handover.HANDOVER_TOOLS_KEY``). ``scope_id`` is required for
         ``run`` / ``thread`` / ``resource``; ``scope="agent"`` uses ``agent_id``.
         ``expires_in=None``: until revoked. Calls already pending are not decided.
         """

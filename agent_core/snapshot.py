@@ -13,27 +13,9 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from agent_core.call_state import (
-    SNAPSHOT_FORMAT,
-    WAITING,
-    CallState,
-    CallStatus,
-    PolicyMode,
-    RunState,
-)
+from agent_core.call_state import CallState, RunState
 
-__all__ = [
-    "SNAPSHOT_FORMAT",
-    "WAITING",
-    "CallState",
-    "CallStatus",
-    "Leaf",
-    "PolicyMode",
-    "RunState",
-    "find_call",
-    "pending_leaves",
-    "used_ids",
-]
+__all__ = ["Leaf", "find_call", "pending_leaves", "used_ids"]
 
 
 class Leaf(BaseModel):

@@ -20,7 +20,7 @@ from agent_core.errors import StructuredOutputInvalid, WardenError
 from agent_core.fold import StepSummary, StreamFold, StreamStatus, result_fields
 from agent_core.models import Usage
 
-__all__ = ["AgentStream", "GenerateResult", "StepSummary", "StreamStatus"]
+__all__ = ["AgentStream", "GenerateResult"]
 
 
 class AgentStream:

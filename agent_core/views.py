@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from storage.records import AuditRow, GrantRow, GrantScope, PendingCallRow, SuspendedRunRow
+from storage.listing import ListKind, listed_kind
+from storage.records import AuditRow, CallKind, GrantRow, GrantScope, PendingCallRow, SuspendedRunRow
 
 
 class _View(BaseModel):
@@ -22,7 +23,7 @@ class PendingToolCall(_View):
     args: dict[str, Any]
     requires_approval: bool
     #: ``interrupted``: approved (or resumed), its tool started, no result stored (crash or stall).
-    kind: Literal["approval", "suspend", "interrupted"]
+    kind: CallKind
     suspend_payload: Any = None
     resume_schema: dict[str, Any] | None = None
     fingerprint: str
@@ -33,6 +34,11 @@ class PendingToolCall(_View):
     approved_by: str | None = None
     #: approvals with a deadline: when the sweep expires it (may be past until it runs).
     expires_at: datetime | None = None
+
+    @property
+    def listed_kind(self) -> ListKind:
+        """What a listing's ``kind`` filter and counts call it: ``approval`` (interrupted ones too) or ``input``."""
+        return listed_kind(self.kind)
 
     @classmethod
     def from_row(cls, row: PendingCallRow) -> PendingToolCall:

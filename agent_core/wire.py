@@ -19,7 +19,7 @@ import datetime as _dt
 import enum
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Unpack
 from urllib.parse import quote
 
 from pydantic import BaseModel
@@ -56,11 +56,9 @@ from agent_core.errors import (
 )
 from agent_core.fold import StepSummary
 from agent_core.models import Message, Usage
+from agent_core.options import ListFilters, SentRunOptions, check_options
 from agent_core.stream import GenerateResult
 from agent_core.views import SuspendedRun, SuspendedRunList
-
-if TYPE_CHECKING:
-    pass
 
 # ---------------------------------------------------------------------------------------------
 # routes (Mastra's paths; ``{agentId}`` and ``{runId}`` are filled by ``path``)
@@ -373,17 +371,11 @@ def drop_none(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
 
 
-def stream_request(
-    messages: str | Sequence[Any],
-    *,
-    thread_id: str | None,
-    resource_id: str | None,
-    require_tool_approval: bool | None,
-    max_steps: int | None,
-    request_context: dict[str, Any] | None,
-    approval_timeout: float | None = None,
-) -> dict[str, Any]:
-    """Body of ``stream`` / ``generate``."""
+def stream_request(messages: str | Sequence[Any], **options: Unpack[SentRunOptions]) -> dict[str, Any]:
+    """Body of ``stream`` / ``generate``; an option that cannot be sent raises ``InvalidRequest``."""
+    check_options(options, SentRunOptions, "stream over HTTP")
+    thread_id, resource_id = options.get("thread_id"), options.get("resource_id")
+    require_tool_approval = options.get("require_tool_approval")
     if require_tool_approval is not None and not isinstance(require_tool_approval, bool):
         raise TypeError("over HTTP require_tool_approval is True, False or None (a policy function cannot be sent)")
     body: dict[str, Any] = {
@@ -391,17 +383,17 @@ def stream_request(
     }
     if require_tool_approval is not None:
         body["requireToolApproval"] = require_tool_approval
-    if max_steps is not None:
-        body["maxSteps"] = max_steps
+    if options.get("max_steps") is not None:
+        body["maxSteps"] = options["max_steps"]
     if thread_id is not None:
         body["threadId"] = thread_id
         body["memory"] = {"thread": thread_id, **({"resource": resource_id} if resource_id else {})}
     if resource_id is not None:
         body["resourceId"] = resource_id
-    if request_context is not None:
-        body["requestContext"] = request_context
-    if approval_timeout is not None:
-        body["approvalTimeout"] = approval_timeout
+    if options.get("request_context") is not None:
+        body["requestContext"] = options["request_context"]
+    if options.get("approval_timeout") is not None:
+        body["approvalTimeout"] = options["approval_timeout"]
     return body
 
 
@@ -457,31 +449,22 @@ def send_tool_approval_request(
     )
 
 
-def suspended_runs_query(
-    *,
-    agent_id: str | None = None,
-    thread_id: str | None,
-    resource_id: str | None,
-    page: int,
-    per_page: int,
-    query: str | None = None,
-    tool_name: str | None = None,
-    kind: str | None = None,
-    sort: str | None = None,
-    with_counts: bool = False,
-) -> dict[str, Any]:
+def suspended_runs_query(*, agent_id: str | None = None, **filters: Unpack[ListFilters]) -> dict[str, Any]:
+    """Query string of a listing (the server's ``SuspendedRunsQuery``); defaults are left out."""
+    check_options(filters, ListFilters, "list_suspended_runs")
+    sort = filters.get("sort")
     return drop_none(
         {
             "agentId": agent_id,
-            "threadId": thread_id,
-            "resourceId": resource_id,
-            "page": page,
-            "perPage": per_page,
-            "q": query or None,
-            "toolName": tool_name,
-            "kind": kind,
+            "threadId": filters.get("thread_id"),
+            "resourceId": filters.get("resource_id"),
+            "page": filters.get("page", 0),
+            "perPage": filters.get("per_page", 50),
+            "q": filters.get("query") or None,
+            "toolName": filters.get("tool_name"),
+            "kind": filters.get("kind"),
             "sort": None if sort in (None, "age") else sort,
-            "withCounts": "true" if with_counts else None,
+            "withCounts": "true" if filters.get("with_counts") else None,
         }
     )
 

@@ -4,7 +4,7 @@ Alone: the framework's own stop and resume (pydantic-ai ``DeferredToolRequests``
 ``DeferredToolResults``; OpenAI Agents ``interruptions`` -> ``RunState.approve`` -> ``Runner.run``;
 LangGraph interrupt -> ``Command(resume=...)`` on its SQLite checkpointer), state kept in memory.
 Hosted: ``stream`` -> gated call -> durable SQLite snapshot -> ``approve_tool_call`` -> the tool runs
--> finish, with the demo's agents (``tui/demo/frameworks.py``, each framework's own test model).
+-> finish, with the demo's agents (``warden_demo/frameworks.py``, each framework's own test model).
 Prints p50/p99 in ms of each, and the difference (what Warden adds: store, audit, serialising the
 framework's state). Usage: python bench/adapters_cycle.py [cycles]
 """
@@ -21,7 +21,7 @@ from typing import Any
 
 from _common import percentiles
 
-from tui.demo.agents import build_demo_runtime
+from warden_demo.agents import build_demo_runtime
 
 PROMPT = "delete record abc-124"
 

@@ -11,7 +11,6 @@ set and no ``__pycache__``, every start would compile them again).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import compileall
 import os
 import statistics
@@ -24,14 +23,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-PACKAGES = ("agent_core", "storage", "tui", "warden_client", "warden_server", "warden_mcp")
+PACKAGES = ("agent_core", "storage", "tui", "warden_cli", "warden_demo", "warden_client", "warden_server", "warden_mcp")
 
 
-async def fill(db: Path, count: int) -> None:
+def fill(db: Path, count: int) -> None:
     """``count`` pending runs of the demo agents (one real run, its rows copied under new ids)."""
-    from bench.console_stream import fill_pending
+    from bench.console_stream import bulk_pending
 
-    await fill_pending(db, count)
+    bulk_pending(db, ROOT, count)
 
 
 def measure(commands: dict[str, list[str]], env: dict[str, str], repeat: int) -> dict[str, float]:
@@ -62,7 +61,7 @@ def main() -> None:
     warden = str(Path(sys.executable).parent / "warden")
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "warden.db"
-        asyncio.run(fill(db, ns.pending))
+        fill(db, ns.pending)
         commands = {
             "python -c pass": [sys.executable, "-c", "pass"],
             "warden runs list": [warden, "runs", "list"],

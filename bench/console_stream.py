@@ -34,7 +34,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("agent_core", "storage", "tui", "warden_client", "warden_server", "warden_mcp")
+PACKAGES = ("agent_core", "storage", "tui", "warden_cli", "warden_demo", "warden_client", "warden_server", "warden_mcp")
 
 #: Every child app runs headless through this harness: FRAME when the first frame in which
 #: ``ready`` holds has been composed and handed to the terminal (``post_display_hook``), READY
@@ -136,8 +136,8 @@ Same().run()
 #: The real entry point, in a headless terminal: READY once ``ready()`` holds.
 WARDEN = """
 sys.argv = ["warden", "--db", {db!r}]
-import tui.cli
-tui.cli.main()
+import warden_cli.main
+warden_cli.main.main()
 """
 
 PROMPT_READY = "self.focused is not None and self.focused.id == 'prompt'"
@@ -183,7 +183,7 @@ def bulk_pending(db: Path, root: Path, count: int) -> None:
     seed = f"""
 import asyncio, sys
 sys.path.insert(0, {str(root)!r})
-from tui.demo.agents import build_demo_runtime
+from warden_demo.agents import build_demo_runtime
 async def main():
     async with build_demo_runtime({str(db)!r}) as rt:
         s = await rt.get_agent("ops").stream("delete record abc-123")
@@ -216,8 +216,8 @@ async def picker_in_process(db: Path) -> dict[str, float]:
     """Another page and a filter, in a running console (the store's query + the table)."""
     from tui.app import WardenApp
     from tui.backend import LocalBackend
-    from tui.demo.agents import build_demo_runtime
     from tui.screens.picker import PendingPicker
+    from warden_demo.agents import build_demo_runtime
 
     started = time.perf_counter()
     app = WardenApp(LocalBackend(build_demo_runtime(db)), picker_refresh=0, status_refresh=0, cursor_blink=False)
@@ -356,7 +356,7 @@ def main() -> None:
         bulk_pending(small, root, 5)
         bare = time_command([sys.executable, "-c", "pass"], ns.repeat, env, root)
         listing = time_command(
-            [sys.executable, "-m", "tui.cli", "runs", "list"], ns.repeat, {**env, "WARDEN_DB": str(small)}, root
+            [sys.executable, "-m", "warden_cli", "runs", "list"], ns.repeat, {**env, "WARDEN_DB": str(small)}, root
         )
         print(
             f"headless      python -c pass {med(bare):.3f} s  ·  warden runs list (5 pending) {med(listing):.3f} s  ·  "

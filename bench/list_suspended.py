@@ -7,6 +7,7 @@ Usage: python bench/list_suspended.py [max_runs]
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import sys
 import tempfile
 import time
@@ -48,15 +49,18 @@ async def fill(store: SqliteStore, start: int, stop: int) -> None:
                 )
                 for i in range(lo, hi)
             ]
-            from storage.sqlite import _CALL_COLS, _call_params
+            from storage import sql_common
+            from storage.rows import call_params
 
-            db.executemany(
-                f"INSERT INTO pending_calls ({_CALL_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [_call_params(r) for r in rows],
-            )
+            db.executemany(sql_common.sqlite_text(sql_common.INSERT_CALL), [call_params(r) for r in rows])
             db.execute("COMMIT")
 
-        await store._call(insert)
+        await store.setup()  # the schema, then the rows on a connection of this benchmark's own
+        db = sqlite3.connect(store.path, isolation_level=None)
+        try:
+            insert(db)
+        finally:
+            db.close()
 
 
 async def measure(runtime: Runtime, repeat: int = 300) -> tuple[float, float]:

@@ -25,12 +25,12 @@ from textual.widgets import Input  # noqa: E402
 
 from tui.app import WardenApp  # noqa: E402
 from tui.backend import LocalBackend  # noqa: E402
-from tui.demo.agents import build_demo_runtime  # noqa: E402
-from tui.demo.model import DemoModel  # noqa: E402
 from tui.screens.approval import ApprovalModal  # noqa: E402
 from tui.screens.help import HelpScreen  # noqa: E402
 from tui.screens.picker import PendingPicker  # noqa: E402
 from tui.screens.resume_form import ResumeFormModal  # noqa: E402
+from warden_demo.agents import build_demo_runtime  # noqa: E402
+from warden_demo.model import DemoModel  # noqa: E402
 
 SIZE = (120, 36)
 

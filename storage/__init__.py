@@ -24,12 +24,13 @@ if TYPE_CHECKING:
         UnstorableText,
         WardenError,
     )
-    from storage.events import StoreEvent, subscribe
+    from storage.events import subscribe
     from storage.memory import InMemoryStore
     from storage.postgres import PostgresStore
     from storage.records import AuditRow, ClaimResult, Decision, PendingCallRow, RunRow, SuspendedRunRow
     from storage.sqlite import SqliteStore
     from storage.urls import open_store
+    from warden_types.events import StoreEvent
 
 _WHERE: dict[str, str] = {
     "Store": "storage.base",
@@ -48,7 +49,7 @@ _WHERE: dict[str, str] = {
         ),
         "storage.errors",
     ),
-    "StoreEvent": "storage.events",
+    "StoreEvent": "warden_types.events",
     "subscribe": "storage.events",
     "InMemoryStore": "storage.memory",
     "PostgresStore": "storage.postgres",

@@ -21,6 +21,7 @@ from typing import Any
 
 from storage.canonical import canonical
 from storage.records import AuditRow
+from warden_types.audit import ChainReport
 
 #: the fields the hash covers, in the order stores select them.
 HASHED = (
@@ -87,18 +88,6 @@ def seal(rows: list[AuditRow], last_seq: int, last_hash: str | None) -> list[Aud
         sealed.hash = last_hash = entry_hash(sealed)
         out.append(sealed)
     return out
-
-
-@dataclass
-class ChainReport:
-    ok: bool
-    #: entries checked (sealed ones).
-    checked: int
-    #: entries from before the chain existed (no hash), all at the start.
-    unsealed: int = 0
-    #: the first broken entry's ``seq`` and why, when not ``ok``.
-    broken_seq: int | None = None
-    problem: str | None = None
 
 
 def verify(rows: list[AuditRow]) -> ChainReport:

@@ -1,6 +1,6 @@
 """Live updates from a store: "the pending set changed / a call was decided".
 
-``subscribe(store)`` is the one entry point. A store with a native
+``subscribe(store)`` is the one entry point; its events are ``warden_types.events.StoreEvent``. A store with a native
 ``subscribe()`` (``PostgresStore``: LISTEN/NOTIFY) is used as it is; any other
 store (``SqliteStore``, ``InMemoryStore``) is polled behind the same
 interface: its first page of pending runs is compared every ``interval``
@@ -11,42 +11,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Any
 
-EventType = Literal["subscribed", "suspended", "decided", "ended", "changed"]
-
-
-@dataclass(frozen=True)
-class StoreEvent:
-    """One change of the pending set.
-
-    - ``subscribed``: the first event of every subscription, once it is in place
-      (list now: later events are changes since then);
-    - ``suspended``: a run is (again) waiting with pending calls;
-    - ``decided``: a call was decided (``decision`` says how, when known);
-    - ``ended``: a run finished or failed;
-    - ``changed``: something else in the pending set moved (list again).
-    """
-
-    type: EventType
-    run_id: str | None = None
-    tool_call_id: str | None = None
-    decision: str | None = None
-    agent_id: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> StoreEvent:
-        return cls(
-            type=data["type"],
-            run_id=data.get("run_id"),
-            tool_call_id=data.get("tool_call_id"),
-            decision=data.get("decision"),
-            agent_id=data.get("agent_id"),
-        )
+from warden_types.events import StoreEvent
 
 
 def subscribe(store: Any, *, interval: float = 0.25, window: int = 200) -> AsyncIterator[StoreEvent]:

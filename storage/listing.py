@@ -25,8 +25,9 @@ KINDS: tuple[str, ...] = ("approval", "input")
 _STORED: dict[str, tuple[str, ...]] = {"approval": ("approval", "interrupted"), "input": ("suspend",)}
 
 
-def listed_kind(stored: str) -> str:
-    """The listed kind (``approval`` or ``input``) of a stored call kind."""
+def listed_kind(stored: str) -> ListKind:
+    """The listed kind (``approval`` or ``input``) of a stored call kind (``approval`` / ``suspend`` /
+    ``interrupted``): the one mapping between the two vocabularies."""
     return "input" if stored == "suspend" else "approval"
 
 

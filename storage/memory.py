@@ -1,8 +1,8 @@
 """In-process store: the default for agents outside a ``Runtime``; lost when the process exits.
 
-Same semantics as ``SqliteStore`` (compare-and-set decisions, leases, audit
-log); each method runs without awaiting, so it is atomic on the event loop.
-Rows are handed out as shallow copies: callers treat their JSON values as
+A thin driver over ``storage.rules`` (the same rules as the SQL stores: compare-and-set
+decisions, leases, audit log); each method runs without awaiting, so it is atomic on the
+event loop. Rows are handed out as shallow copies: callers treat their JSON values as
 read-only, and a deep copy per decision would cost more than the decision.
 """
 
@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
-from storage.audit import AuditFilter, as_list, seal
-from storage.base import DecideFn
+from storage import rules
+from storage.audit import AuditFilter, seal
 from storage.errors import StorageError, StoreClosed
-from storage.listing import ListKind, Sort, SuspendedFilter, count_kinds
+from storage.front import StoreFront
+from storage.listing import SuspendedFilter, count_kinds
 from storage.records import (
     AuditRow,
-    CallKind,
     ClaimResult,
     GrantRow,
     PendingCallRow,
@@ -28,13 +28,13 @@ from storage.records import (
     actionable,
     lease_live,
 )
+from storage.rules import ClaimRequest
 
 
-class InMemoryStore:
+class InMemoryStore(StoreFront):
     def __init__(self) -> None:
         self.name = f"InMemoryStore(id={id(self):#x})"
         self._runs: dict[str, RunRow] = {}
-        self._leases: dict[str, tuple[str, float]] = {}
         self._calls: dict[str, dict[str, PendingCallRow]] = {}
         self._audit: list[AuditRow] = []
         self._messages: dict[str, list[dict[str, Any]]] = {}
@@ -48,41 +48,18 @@ class InMemoryStore:
         if self._closed:
             raise StoreClosed(f"{self.name} is closed")
 
-    def _view(self, run: RunRow) -> RunRow:
-        """A copy of the run with its lease."""
-        out = copy.copy(run)
-        out.lease_owner, out.lease_until = self._leases.get(run.run_id, (None, None))
-        return out
-
     def _holds(self, run_id: str, owner: str | None, now: float) -> bool:
-        lease = self._leases.get(run_id)
-        return owner is not None and lease is not None and lease[0] == owner and lease[1] >= now
+        run = self._runs.get(run_id)
+        return run is not None and rules.holds(run, owner, now)
 
-    def _audit_row(
-        self,
-        run: RunRow,
-        call: PendingCallRow,
-        decision: str,
-        reason: str | None,
-        actor: str | None = None,
-        detail: dict[str, Any] | None = None,
-    ) -> None:
-        self._append(
-            [
-                AuditRow(
-                    run_id=run.run_id,
-                    tool_call_id=call.tool_call_id,
-                    agent_id=run.agent_id,
-                    tool_name=call.tool_name,
-                    decision=decision,
-                    fingerprint=call.fingerprint,
-                    reason=reason,
-                    decided_at=time.time(),
-                    actor=actor,
-                    detail=copy.deepcopy(detail),
-                )
-            ]
-        )
+    @staticmethod
+    def _free(run: RunRow, status: str) -> None:
+        """Give the run's lease up, the run left in ``status``."""
+        run.status, run.lease_owner, run.lease_until = status, None, None  # type: ignore[assignment]
+
+    def _write_audit(self, rows: list[AuditRow]) -> None:
+        """Append the rules' entries, their JSON details copied (the caller keeps its own)."""
+        self._append([replace(r, detail=copy.deepcopy(r.detail)) for r in rows])
 
     def _append(self, rows: list[AuditRow]) -> list[AuditRow]:
         last = self._audit[-1] if self._audit else None
@@ -96,8 +73,8 @@ class InMemoryStore:
     async def aclose(self) -> None:
         self._closed = True
 
-    async def save_suspended(
-        self, run: RunRow, pending: list[PendingCallRow], *, owner: str | None = None, applied: list[str] | None = None
+    async def _save_suspended(
+        self, run: RunRow, pending: list[PendingCallRow], owner: str | None, applied: list[str]
     ) -> None:
         self._check()
         now = time.time()
@@ -106,73 +83,48 @@ class InMemoryStore:
             if run.run_id in self._runs:
                 raise StorageError(f"{self.name}: run {run.run_id!r} already stored")
             stored = copy.copy(run)
-            stored.status, stored.version = "suspended", 1
+            stored.version = 1
+            self._free(stored, "suspended")
             stored.created_at = run.created_at or now
         else:
             current = self._runs.get(run.run_id)
-            if current is None or not self._holds(run.run_id, owner, now):
+            if current is None or not rules.holds(current, owner, now):
                 raise StorageError(f"{self.name}: lost the lease on run {run.run_id!r}; not saved")
             stored = copy.copy(current)
-            stored.snapshot, stored.status, stored.version = run.snapshot, "suspended", current.version + 1
-            self._leases.pop(run.run_id, None)
-            for cid in applied or []:
+            stored.snapshot, stored.version = run.snapshot, current.version + 1
+            self._free(stored, "suspended")
+            for cid in applied:
                 calls.pop(cid, None)
         stored.suspended_at = run.suspended_at or now
         self._runs[run.run_id] = stored
         for c in pending:
             calls.setdefault(c.tool_call_id, copy.copy(c))
 
-    async def claim(
-        self,
-        run_id: str,
-        tool_call_id: str | None,
-        *,
-        kinds: tuple[CallKind, ...],
-        decide: DecideFn,
-        owner: str,
-        lease_seconds: float,
-    ) -> ClaimResult:
+    async def _claim(self, req: ClaimRequest) -> ClaimResult:
         self._check()
         now = time.time()
-        audited = tool_call_id is not None and any(
-            a.run_id == run_id and a.tool_call_id == tool_call_id for a in self._audit
-        )
-        run = self._runs.get(run_id)
+        run = self._runs.get(req.run_id)
+        calls = self._calls.get(req.run_id, {})
+        named = req.tool_call_id
         if run is None:
-            return ClaimResult("no_run", audited=audited)
-        view = self._view(run)
-        calls = self._calls.get(run_id, {})
-        if tool_call_id is not None:
-            stored = calls.get(tool_call_id)
-            if stored is None:
-                return ClaimResult("no_call", audited=audited)
-            current = actionable(stored, view, now)
-            if current is None:
-                return ClaimResult("not_pending", call=copy.copy(stored), audited=True)
+            picked: rules.Pick | ClaimResult = ClaimResult("no_run")
         else:
-            open_calls = [c for c in (actionable(c, view, now) for c in calls.values()) if c is not None]
-            candidates = [c for c in open_calls if c.kind in kinds]
-            if not candidates:
-                return ClaimResult("no_call_of_kind" if open_calls else "no_call", other_kinds=bool(open_calls))
-            current = max(candidates, key=lambda c: (c.created_at, c.seq))
-            stored = calls[current.tool_call_id]
-        decision = decide(copy.copy(current), copy.copy(view))
-        if stored.status != "pending" and current.kind != "interrupted":
-            self._audit_row(run, stored, "returned-to-pending", "lease expired before the tool started")
-        label = (
-            "re-executed" if current.kind == "interrupted" and decision.status != "declined" else decision.audit_label
-        )
-        stored.status, stored.started_at, stored.decided_by = decision.status, None, decision.actor
-        stored.resume_data, stored.edited_args = decision.resume_data, decision.edited_args
-        stored.decided_until = now + lease_seconds
-        self._audit_row(run, stored, label, decision.reason, decision.actor, decision.detail)
-        lease = self._leases.get(run_id)
-        if lease is None or lease[1] < now:
-            self._leases[run_id] = (owner, now + lease_seconds)
-            run.status = "running"
-            stored.decided_until = 0.0  # applied by this holder: its lease covers the call
-            return ClaimResult("ok", call=current, run=self._view(run))
-        return ClaimResult("ok", call=current, run=None)
+            candidates = calls.values() if named is None else [calls[named]] if named in calls else []
+            picked = rules.pick(candidates, run, now, req)
+        if isinstance(picked, ClaimResult):
+            if rules.asks_audit(picked, req):
+                picked.audited = any(a.run_id == req.run_id and a.tool_call_id == named for a in self._audit)
+            if picked.call is not None:
+                picked.call = copy.copy(picked.call)
+            return picked
+        assert run is not None
+        decision = req.decide(copy.copy(picked.current), copy.copy(run))
+        plan = rules.plan_claim(run, picked, decision, now, req)
+        calls[picked.stored.tool_call_id] = rules.decided(picked.stored, plan)
+        self._write_audit(plan.audit)
+        if plan.lease_until is not None:
+            run.status, run.lease_owner, run.lease_until = "running", req.owner, plan.lease_until
+        return plan.result
 
     async def acquire_lease(
         self, run_id: str, owner: str, lease_seconds: float, *, waiting_call: str | None = None
@@ -180,29 +132,29 @@ class InMemoryStore:
         self._check()
         run = self._runs.get(run_id)
         now = time.time()
-        if run is None or run.status == "failed":
+        if run is None:
             return None
-        if lease_live(self._view(run), now):
+        if not rules.lease_free(run, now):
             call = self._calls.get(run_id, {}).get(waiting_call or "")
-            if call is not None and call.status != "pending" and call.started_at is None:
+            if call is not None and rules.held_by_waiter(call):
                 call.decided_until = now + lease_seconds
             return None
-        self._leases[run_id] = (owner, now + lease_seconds)
-        run.status = "running"
-        return self._view(run)
+        run.status, run.lease_owner, run.lease_until = "running", owner, now + lease_seconds
+        return copy.copy(run)
 
     async def renew_lease(self, run_id: str, owner: str, lease_seconds: float) -> bool:
         self._check()
-        if self._leases.get(run_id, ("",))[0] != owner:
+        run = self._runs.get(run_id)
+        if run is None or run.lease_owner != owner:
             return False
-        self._leases[run_id] = (owner, time.time() + lease_seconds)
+        run.lease_until = time.time() + lease_seconds
         return True
 
     async def mark_started(self, run_id: str, tool_call_id: str, owner: str) -> bool:
         self._check()
         now = time.time()
         call = self._calls.get(run_id, {}).get(tool_call_id)
-        if not self._holds(run_id, owner, now) or call is None or call.status == "pending":
+        if not self._holds(run_id, owner, now) or call is None or not rules.may_start(call):
             return False
         call.started_at = now
         return True
@@ -225,38 +177,30 @@ class InMemoryStore:
             return
         calls = self._calls.get(run_id, {})
         call = calls.get(reset_call or "")
-        if call is not None and call.status not in ("pending", "expired") and call.started_at is None:
-            call.status, call.decided_until, call.resume_data, call.edited_args = "pending", 0.0, None, None
-            self._audit_row(run, call, "withdrawn", "decision interrupted before it was applied")
-        if self._leases.get(run_id, ("",))[0] == owner:
-            self._leases.pop(run_id, None)
-            # a run without calls left (its step's results are stored) stays "running", free to continue
-            run.status = "suspended" if any(c.status != "expired" for c in calls.values()) else "running"
+        if call is not None and rules.undone(call):
+            calls[call.tool_call_id] = rules.back_to_pending(call)
+            self._write_audit([rules.withdrawn_entry(run_id, run.agent_id, call, time.time())])
+        if run.lease_owner == owner:
+            self._free(run, rules.status_when_given_back(calls.values()))
 
     async def list_expired(self, *, limit: int = 100) -> list[RunRow]:
         self._check()
         now = time.time()
-        out = [
-            self._view(r) for r in self._runs.values() if r.status == "running" and not lease_live(self._view(r), now)
-        ]
+        out = [copy.copy(r) for r in self._runs.values() if r.status == "running" and not lease_live(r, now)]
         return out[:limit]
 
     async def settle(self, run_id: str) -> int:
         self._check()
-        now = time.time()
         run = self._runs.get(run_id)
-        if run is None or run.status == "failed" or lease_live(self._view(run), now):
-            return 0
         calls = self._calls.get(run_id, {})
-        returned = 0
-        for call in calls.values():
-            if call.status not in ("pending", "expired") and call.started_at is None and call.decided_until < now:
-                call.status, call.decided_until, call.resume_data, call.edited_args = "pending", 0.0, None, None
-                self._audit_row(run, call, "returned-to-pending", "lease expired before the tool started")
-                returned += 1
-        self._leases.pop(run_id, None)
-        run.status = "suspended" if any(c.status != "expired" for c in calls.values()) else "running"
-        return returned
+        settled = None if run is None else rules.settle(run, list(calls.values()), time.time())
+        if run is None or settled is None:
+            return 0
+        for call in settled.returned:
+            calls[call.tool_call_id] = call
+        self._write_audit(settled.audit)
+        self._free(run, settled.run_status)
+        return len(settled.returned)
 
     async def finish_run(self, run_id: str, owner: str | None) -> bool:
         self._check()
@@ -264,7 +208,6 @@ class InMemoryStore:
             return False
         self._runs.pop(run_id, None)
         self._calls.pop(run_id, None)
-        self._leases.pop(run_id, None)
         return True
 
     async def fail_run(self, run_id: str, owner: str | None, snapshot: str, error: str) -> bool:
@@ -274,15 +217,15 @@ class InMemoryStore:
             return True
         if owner is not None and not self._holds(run_id, owner, time.time()):
             return False
-        run.status, run.snapshot, run.error = "failed", snapshot, error
+        run.snapshot, run.error = snapshot, error
         run.version += 1
-        self._leases.pop(run_id, None)
+        self._free(run, "failed")
         return True
 
     async def get_run(self, run_id: str) -> RunRow | None:
         self._check()
         run = self._runs.get(run_id)
-        return self._view(run) if run else None
+        return copy.copy(run) if run else None
 
     async def get_calls(self, run_id: str) -> list[PendingCallRow]:
         self._check()
@@ -290,7 +233,7 @@ class InMemoryStore:
         return [copy.copy(c) for c in calls]
 
     def _listed(self, run: RunRow, now: float) -> SuspendedRunRow | None:
-        view = self._view(run)
+        view = copy.copy(run)
         if run.status == "failed" or lease_live(view, now):
             return None
         calls = sorted(
@@ -314,21 +257,8 @@ class InMemoryStore:
         run = self._runs.get(run_id)
         return None if run is None else self._listed(run, time.time())
 
-    async def list_suspended(
-        self,
-        *,
-        agent_id: str | None = None,
-        thread_id: str | None = None,
-        resource_id: str | None = None,
-        page: int = 0,
-        per_page: int = 50,
-        query: str | None = None,
-        tool_name: str | None = None,
-        kind: ListKind | None = None,
-        sort: Sort = "age",
-    ) -> tuple[list[SuspendedRunRow], int]:
+    async def _list_suspended(self, f: SuspendedFilter, page: int, per_page: int) -> tuple[list[SuspendedRunRow], int]:
         self._check()
-        f = SuspendedFilter(agent_id, thread_id, resource_id, query, tool_name, kind, sort)
         listed = f.ordered([n for row in self._matching(f) if (n := f.narrow(row)) is not None])
         return listed[page * per_page : (page + 1) * per_page], len(listed)
 
@@ -340,18 +270,8 @@ class InMemoryStore:
             if (row := self._listed(r, now)) is not None and f.run_matches(row.run, row.calls)
         ]
 
-    async def count_suspended_by_kind(
-        self,
-        *,
-        agent_id: str | None = None,
-        thread_id: str | None = None,
-        resource_id: str | None = None,
-        query: str | None = None,
-        tool_name: str | None = None,
-    ) -> dict[str, int]:
-        """Pending calls per kind (``approval``, ``input``) of the suspended runs the filters list."""
+    async def _count_by_kind(self, f: SuspendedFilter) -> dict[str, int]:
         self._check()
-        f = SuspendedFilter(agent_id, thread_id, resource_id, query, tool_name)
         return count_kinds(
             [
                 c
@@ -362,26 +282,14 @@ class InMemoryStore:
             ]
         )
 
-    async def audit_log(
-        self,
-        run_id: str | None = None,
-        tool_call_id: str | None = None,
-        *,
-        agent_id: str | None = None,
-        actor: str | None = None,
-        since: float | None = None,
-        decision: str | None = None,
-        after: int = 0,
-        limit: int | None = None,
-    ) -> list[AuditRow]:
+    async def _audit_log(self, f: AuditFilter) -> list[AuditRow]:
         self._check()
-        f = AuditFilter(run_id, tool_call_id, agent_id, actor, since, decision, after, limit)
         out = [copy.copy(a) for a in self._audit if f.matches(a)]
-        return out if limit is None else out[:limit]
+        return out if f.limit is None else out[: f.limit]
 
-    async def append_audit(self, entries: AuditRow | Iterable[AuditRow]) -> list[AuditRow]:
+    async def _append_audit(self, rows: list[AuditRow]) -> list[AuditRow]:
         self._check()
-        return self._append([copy.deepcopy(e) for e in as_list(entries)])
+        return self._append([copy.deepcopy(e) for e in rows])
 
     async def list_overdue(self, now: float, *, limit: int = 100) -> list[PendingCallRow]:
         self._check()

@@ -8,8 +8,11 @@ from typing import Any, Literal
 #: ``interrupted`` is never stored: it is how a row reads once its tool started
 #: (``started_at``) under a lease that has since expired without a stored result.
 CallKind = Literal["approval", "suspend", "interrupted"]
-#: pending -> approved | declined | resuming | expired (a decision, compare-and-set once).
-CallStatus = Literal["pending", "approved", "declined", "resuming", "expired"]
+#: a decision recorded on a stored call (``Decision.status``).
+DecidedStatus = Literal["approved", "declined", "resuming", "expired"]
+#: a stored call's row: pending -> approved | declined | resuming | expired (a decision,
+#: compare-and-set once). Not ``agent_core.call_state.CallStatus``, a call's whole life in a run.
+PendingCallStatus = Literal["pending", "approved", "declined", "resuming", "expired"]
 #: what a grant covers: one run, a thread, a resource (user), or every run of an agent.
 GrantScope = Literal["run", "thread", "resource", "agent"]
 #: suspended: waiting for decisions; running: a process holds the lease and is applying one.
@@ -41,7 +44,7 @@ class PendingCallRow:
     kind: CallKind
     args: Any
     fingerprint: str
-    status: CallStatus = "pending"
+    status: PendingCallStatus = "pending"
     suspend_payload: Any = None
     resume_schema: dict[str, Any] | None = None
     agent_path: list[str] = field(default_factory=list)
@@ -93,7 +96,7 @@ def actionable(call: PendingCallRow, run: RunRow, now: float) -> PendingCallRow 
 class Decision:
     """What a caller decided about one pending call, as the audit log records it."""
 
-    status: Literal["approved", "declined", "resuming", "expired"]
+    status: DecidedStatus
     reason: str | None = None
     actor: str | None = None
     #: resume data kept with the call (``resuming``), so an interrupted resume can run again.

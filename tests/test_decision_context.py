@@ -7,9 +7,9 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from agent_core import Agent, Memory, Runtime, create_tool
+from agent_core.call_state import RunState
 from agent_core.decision_context import call_context, transcript
 from agent_core.models import FunctionModel, Message, ModelRequestInfo, ModelResponse, ToolCall
-from agent_core.snapshot import RunState
 from storage import SqliteStore
 from tests.apps.supervisors import build_runtime
 

@@ -14,8 +14,8 @@ import pytest
 from pydantic import BaseModel
 
 from agent_core import Agent, Runtime, create_tool
-from agent_core.decisions import HANDOVER_KEY, HANDOVER_TOOLS_KEY, declare_tools
 from agent_core.errors import ApprovalExpired, GrantNotAllowed, InvalidRequest, ToolArgsInvalid
+from agent_core.handover import HANDOVER_KEY, HANDOVER_TOOLS_KEY, declare_tools
 from agent_core.models import FunctionModel, Message, ModelRequestInfo, ModelResponse, ToolCall
 from storage import open_store
 from tests.mcp.helpers import make_overdue

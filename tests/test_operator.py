@@ -30,6 +30,7 @@ from agent_core import (
 from agent_core.call_state import TRANSITIONS
 from agent_core.chunks import Chunk
 from agent_core.engine import EDITED_NOTE, EXPIRED_MESSAGE
+from agent_core.verdicts import Expire
 from agent_core.views import describe_grant
 from tests.apps.operator import build_runtime
 from tests.helpers import ExecLog
@@ -209,7 +210,7 @@ async def test_the_sweep_streams_tool_call_expired_and_tells_the_model(db, exec_
         await s.wait()
         await asyncio.sleep(0.1)
         [overdue] = await rt.store.list_overdue(datetime.now(UTC).timestamp())
-        stream = await rt._decisions.decide(agent, "expire", run_id=s.run_id, tool_call_id=overdue.tool_call_id)
+        stream = await rt._decisions.decide(agent, Expire(), run_id=s.run_id, tool_call_id=overdue.tool_call_id)
         chunks = await stream.chunks()
         [expired] = [c for c in chunks if c.type == "tool-call-expired"]
         assert expired.payload.tool_call_id == "c0" and expired.payload.args == {"to": "ana@example.com"}

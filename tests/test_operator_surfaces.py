@@ -138,7 +138,7 @@ async def test_the_console_remote_backend_edits_grants_and_revokes(server, setup
 
 def warden(setup, *args: str) -> subprocess.CompletedProcess:
     db, log = setup
-    cmd = [sys.executable, "-m", "tui.cli", *args, "--app", "tests.apps.operator:runtime"]
+    cmd = [sys.executable, "-m", "warden_cli", *args, "--app", "tests.apps.operator:runtime"]
     return subprocess.run(cmd, cwd=ROOT, env=env_for(db, log), capture_output=True, text=True, timeout=120)
 
 

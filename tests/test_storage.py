@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from agent_core import Agent, CorruptSnapshot, Runtime, SnapshotNotFound
-from storage import SchemaTooNew, SqliteStore
+from storage import SchemaTooNew, SqliteStore, StoreUnavailable
 from storage.records import PendingCallRow, RunRow
 from tests.helpers import calls_then, echo_results, recording_tool
 
@@ -58,6 +58,16 @@ async def test_sqlite_schema_is_versioned_and_a_newer_one_is_refused(tmp_path):
     with pytest.raises(SchemaTooNew) as err:
         await SqliteStore(path).setup()
     assert "99" in str(err.value)
+
+
+async def test_an_sqlite_too_old_for_the_stores_sql_is_a_typed_error_before_any_file_is_made(tmp_path, monkeypatch):
+    monkeypatch.setattr(sqlite3, "sqlite_version_info", (3, 34, 1))
+    monkeypatch.setattr(sqlite3, "sqlite_version", "3.34.1")
+    path = tmp_path / "w.db"
+    with pytest.raises(StoreUnavailable) as err:
+        await SqliteStore(path).setup()
+    assert "3.35.0 or newer" in err.value.message and "3.34.1" in err.value.message
+    assert err.value.code == "STORAGE_UNAVAILABLE" and not path.exists()
 
 
 async def test_sqlite_schema_3_audit_entries_upgrade_to_the_chain_unsealed(tmp_path):

@@ -30,7 +30,7 @@ def test_open_store_picks_the_store_a_value_names(tmp_path):
 
 
 def warden(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "tui.cli", *args]
+    cmd = [sys.executable, "-m", "warden_cli", *args]
     return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
 
 

@@ -8,7 +8,7 @@ The value types here are plain dataclasses so the console does not depend on
 the runtime's internal classes, and can be built from a live chunk or from a
 stored run alike.
 
-No textual import here: the headless CLI uses this module too.
+No textual import here: the console's start (``tui.console_start``, ``tui.launch``) uses it before the UI.
 """
 
 from __future__ import annotations
@@ -323,7 +323,7 @@ def _examples(key: str, agent: Any, model: Any) -> tuple[str, ...]:
     if own:
         return tuple(str(e) for e in own)
     if getattr(model, "is_demo", False):
-        from tui.demo.agents import EXAMPLES
+        from warden_demo.agents import EXAMPLES
 
         return EXAMPLES.get(key, ())
     return ()

@@ -13,7 +13,14 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from tui.settings import CliError, Settings, db_location, demo_runtime_builder, load_runtime, resolve_actor
+from warden_demo.runtime_choice import (
+    CliError,
+    Settings,
+    db_location,
+    demo_runtime_builder,
+    resolve_actor,
+    runtime_and_store_label,
+)
 
 if TYPE_CHECKING:
     from tui.backend import ConsoleBackend, PendingPage
@@ -78,7 +85,7 @@ def console_backend(settings: Settings, *, actor: str | None = None) -> ConsoleB
     if settings.app:
         from tui.backend import LocalBackend
 
-        runtime, label = load_runtime(settings)
+        runtime, label = runtime_and_store_label(settings)
         return LocalBackend(_with_actor(runtime, actor), store_label=label)
     build = demo_runtime_builder(settings)
 

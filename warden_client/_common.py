@@ -18,8 +18,8 @@ from agent_core.chunks import Chunk
 from agent_core.models import Usage
 from agent_core.stream import GenerateResult
 from agent_core.views import SuspendedRun, SuspendedRunList
-from storage.events import EventType, StoreEvent
 from warden_client.errors import ProtocolError, error_from_response
+from warden_types.events import EventType, StoreEvent
 
 DEFAULT_TIMEOUT = httpx.Timeout(60.0, connect=10.0)
 #: ``GET /api/events``: live updates of the pending set (server-sent events).

@@ -9,17 +9,16 @@ import json
 import threading
 from collections.abc import Iterator, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Unpack
 
 import httpx
 from httpx_sse import EventSource
 
 from agent_core import wire
 from agent_core.chunks import Chunk
+from agent_core.options import ListFilters, SentRunOptions
 from agent_core.stream import GenerateResult
 from agent_core.views import AuditPage, Grant, SuspendedRun, SuspendedRunList
-from storage.audit import ChainReport
-from storage.events import StoreEvent
 from warden_client._common import (
     DEFAULT_TIMEOUT,
     EVENTS,
@@ -35,6 +34,8 @@ from warden_client._common import (
     suspended_run_list,
 )
 from warden_client.errors import ProtocolError
+from warden_types.audit import ChainReport
+from warden_types.events import StoreEvent
 
 
 class SyncAgentStream(StreamView):
@@ -178,55 +179,12 @@ class SyncRemoteAgent:
         http = self._client.http
         return json_of(http.post(self._url(route), json=body, timeout=stream_timeout(self._client.timeout)))
 
-    def stream(
-        self,
-        messages: str | Sequence[Any],
-        *,
-        thread_id: str | None = None,
-        resource_id: str | None = None,
-        require_tool_approval: bool | None = None,
-        max_steps: int | None = None,
-        request_context: dict[str, Any] | None = None,
-        approval_timeout: float | None = None,
-    ) -> SyncAgentStream:
-        return self._sse(
-            wire.STREAM,
-            wire.stream_request(
-                messages,
-                thread_id=thread_id,
-                resource_id=resource_id,
-                require_tool_approval=require_tool_approval,
-                max_steps=max_steps,
-                request_context=request_context,
-                approval_timeout=approval_timeout,
-            ),
-        )
+    def stream(self, messages: str | Sequence[Any], **options: Unpack[SentRunOptions]) -> SyncAgentStream:
+        """Start a run on the server (options: ``agent_core.options.SentRunOptions``)."""
+        return self._sse(wire.STREAM, wire.stream_request(messages, **options))
 
-    def generate(
-        self,
-        messages: str | Sequence[Any],
-        *,
-        thread_id: str | None = None,
-        resource_id: str | None = None,
-        require_tool_approval: bool | None = None,
-        max_steps: int | None = None,
-        request_context: dict[str, Any] | None = None,
-        approval_timeout: float | None = None,
-    ) -> GenerateResult:
-        return generate_result(
-            self._json(
-                wire.GENERATE,
-                wire.stream_request(
-                    messages,
-                    thread_id=thread_id,
-                    resource_id=resource_id,
-                    require_tool_approval=require_tool_approval,
-                    max_steps=max_steps,
-                    request_context=request_context,
-                    approval_timeout=approval_timeout,
-                ),
-            )
-        )
+    def generate(self, messages: str | Sequence[Any], **options: Unpack[SentRunOptions]) -> GenerateResult:
+        return generate_result(self._json(wire.GENERATE, wire.stream_request(messages, **options)))
 
     def approve_tool_call(
         self,
@@ -290,31 +248,9 @@ class SyncRemoteAgent:
             )
         )
 
-    def list_suspended_runs(
-        self,
-        *,
-        thread_id: str | None = None,
-        resource_id: str | None = None,
-        page: int = 0,
-        per_page: int = 50,
-        query: str | None = None,
-        tool_name: str | None = None,
-        kind: str | None = None,
-        sort: str = "age",
-        with_counts: bool = False,
-    ) -> SuspendedRunList:
+    def list_suspended_runs(self, **filters: Unpack[ListFilters]) -> SuspendedRunList:
         """This agent's pending runs, filtered and ordered by the server's store (see the runtime's)."""
-        params = wire.suspended_runs_query(
-            thread_id=thread_id,
-            resource_id=resource_id,
-            page=page,
-            per_page=per_page,
-            query=query,
-            tool_name=tool_name,
-            kind=kind,
-            sort=sort,
-            with_counts=with_counts,
-        )
+        params = wire.suspended_runs_query(**filters)
         url = self._url(wire.AGENT_SUSPENDED_RUNS)
         return suspended_run_list(json_of(self._client.http.get(url, params=params)))
 
@@ -364,34 +300,10 @@ class SyncWardenClient:
     def agent(self, agent_id: str) -> SyncRemoteAgent:
         return SyncRemoteAgent(self, agent_id)
 
-    def list_suspended_runs(
-        self,
-        *,
-        agent_id: str | None = None,
-        thread_id: str | None = None,
-        resource_id: str | None = None,
-        page: int = 0,
-        per_page: int = 50,
-        query: str | None = None,
-        tool_name: str | None = None,
-        kind: str | None = None,
-        sort: str = "age",
-        with_counts: bool = False,
-    ) -> SuspendedRunList:
+    def list_suspended_runs(self, *, agent_id: str | None = None, **filters: Unpack[ListFilters]) -> SuspendedRunList:
         """Pending runs of every agent (or of ``agent_id``), like ``Runtime.list_suspended_runs``:
         ``query`` words, ``tool_name``, ``kind`` and ``sort`` are applied by the server's store."""
-        params = wire.suspended_runs_query(
-            agent_id=agent_id,
-            thread_id=thread_id,
-            resource_id=resource_id,
-            page=page,
-            per_page=per_page,
-            query=query,
-            tool_name=tool_name,
-            kind=kind,
-            sort=sort,
-            with_counts=with_counts,
-        )
+        params = wire.suspended_runs_query(agent_id=agent_id, **filters)
         return suspended_run_list(json_of(self.http.get(wire.SUSPENDED_RUNS, params=params)))
 
     def audit_log(

@@ -29,8 +29,8 @@ from typing import Any
 import httpx
 
 from agent_core import Agent, Runtime
-from agent_core.decisions import HANDOVER_KEY, HANDOVER_TOOLS_KEY, declare_tools
 from agent_core.errors import WardenError
+from agent_core.handover import HANDOVER_KEY, HANDOVER_TOOLS_KEY, declare_tools
 from agent_core.mcp import McpTools
 from agent_core.models import FunctionModel, Message, ModelRequestInfo, ModelResponse, ToolCall
 from agent_core.stream import AgentStream

@@ -112,28 +112,17 @@ async def list_agents(request: Request) -> Response:
     return JSONResponse(wire.encode_agents(_runtime(request).agents))
 
 
-def _stream_kwargs(body: StreamBody) -> dict[str, Any]:
-    return {
-        "thread_id": body.resolved_thread_id(),
-        "resource_id": body.resolved_resource_id(),
-        "require_tool_approval": body.require_tool_approval,
-        "max_steps": body.max_steps,
-        "request_context": body.request_context,
-        **({"approval_timeout": body.approval_timeout} if body.approval_timeout is not None else {}),
-    }
-
-
 async def stream(request: Request) -> Response:
     _, agent = _agent(request)
     body = await _body(request, StreamBody)
-    s = await agent.stream(body.messages_arg(), **_stream_kwargs(body))
+    s = await agent.stream(body.messages_arg(), **body.options())
     return _stream_response(request, s)
 
 
 async def generate(request: Request) -> Response:
     _, agent = _agent(request)
     body = await _body(request, StreamBody)
-    result = await agent.generate(body.messages_arg(), **_stream_kwargs(body))
+    result = await agent.generate(body.messages_arg(), **body.options())
     return JSONResponse(wire.encode_generate_result(result))
 
 

@@ -17,8 +17,7 @@ from typing import Any
 import uvicorn
 
 from agent_core import Runtime
-from agent_core.app_loader import AppLoadError
-from agent_core.app_loader import load_runtime as load_app
+from agent_core.app_loader import AppLoadError, load_runtime
 from agent_core.webhooks import WebhookNotifier
 from warden_server.app import DEFAULT_BODY_TIMEOUT_SECONDS, DEFAULT_MAX_BODY_BYTES, check_token, create_app
 from warden_server.events import close_streams
@@ -42,14 +41,6 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
-
-
-def load_runtime(spec: str) -> Runtime:
-    """The ``Runtime`` named by ``spec``; a mistake is a ``ServeError`` of one line."""
-    try:
-        return load_app(spec)
-    except AppLoadError as exc:
-        raise ServeError(exc.message) from exc
 
 
 def resolve_token(token: str | None) -> str | None:
@@ -92,6 +83,18 @@ def _if_installed(module: str) -> str:
     return module
 
 
+def demo_runtime(db: str) -> Runtime:
+    """The demo agents on the store ``db`` names, built as the console and the CLI build them
+    (``warden_demo.runtime_choice``); a store it cannot open is a ``ServeError``."""
+    from warden_demo.runtime_choice import Settings, runtime_and_store_label
+
+    try:
+        runtime: Runtime = runtime_and_store_label(Settings(db=db))[0]
+        return runtime
+    except Exception as exc:  # a directory that cannot be created, a bad URL: one line, as for --app
+        raise ServeError(f"the demo agents on {db!r}: {type(exc).__name__}: {exc}") from exc
+
+
 class _Server(uvicorn.Server):
     async def shutdown(self, sockets: Any = None) -> None:
         # Live feeds end first: uvicorn waits for open connections, and an endless
@@ -110,7 +113,7 @@ class _Server(uvicorn.Server):
 
 
 def serve(
-    app: str,
+    app: str | None,
     host: str = "127.0.0.1",
     port: int = 4111,
     token: str | None = None,
@@ -122,8 +125,10 @@ def serve(
     tokens_file: str | None = None,
     webhooks: list[str] | None = None,
     webhook_secret: str | None = None,
+    demo_db: str | None = None,
 ) -> None:
-    """Serve the ``Runtime`` named by ``app`` (``module:attr``) until interrupted.
+    """Serve the ``Runtime`` named by ``app`` (``module:attr``) until interrupted; without ``app``,
+    the demo agents on the store ``demo_db`` names (a SQLite path or a ``postgresql://`` URL).
 
     ``tokens_file``: named tokens with roles (``warden_server.tokens``), with or instead of ``token``.
     ``webhooks``: URLs POSTed (signed with ``webhook_secret`` / ``$WARDEN_WEBHOOK_SECRET``) when a call waits.
@@ -141,7 +146,16 @@ def serve(
             raise ServeError(f"--tokens-file: {exc}") from None
         log.info("%d named token(s) from %s", len(named), tokens_file)
     check_bind(host, token or ("named tokens" if named else None))
-    runtime = load_runtime(app)  # before the warnings: a bad --app is the one line printed
+    # before the warnings: a bad --app is the one line printed
+    if app is not None:
+        try:
+            runtime = load_runtime(app)
+        except AppLoadError as exc:
+            raise ServeError(exc.message) from exc
+    elif demo_db is not None:
+        runtime = demo_runtime(demo_db)
+    else:
+        raise ServeError("nothing to serve: give an app (module:attribute) or the demo agents' store")
     if token and len(token) < 16:
         log.warning(
             "the API token is short (%d characters): use a long random one, e.g. `openssl rand -hex 32`", len(token)

@@ -27,8 +27,9 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from agent_core import wire
-from storage.events import StoreEvent, subscribe
+from storage.events import subscribe
 from warden_server.sse import PING_SECONDS, dumps
+from warden_types.events import StoreEvent
 
 log = logging.getLogger("warden.server")
 

@@ -35,8 +35,8 @@ import jsonschema
 from pydantic import BaseModel
 
 from agent_core import Agent, Runtime
-from agent_core.decisions import HANDOVER_KEY, HANDOVER_TOOLS_KEY, declare_tools
 from agent_core.errors import AgentNotFound, InvalidRequest, SnapshotNotFound, WardenError
+from agent_core.handover import HANDOVER_KEY, HANDOVER_TOOLS_KEY, declare_tools
 from agent_core.json_input import input_model
 from agent_core.mcp import result_value
 from agent_core.models import FunctionModel, Message, ModelRequestInfo, ModelResponse, ToolCall

@@ -2,7 +2,7 @@
 
 ``warden mcp-proxy`` hosts the agent ``mcp:<upstream>``: the upstream connection and the MCP
 client's request live in that process. Its runs carry ``request_context["warden_handover"]``
-(``agent_core.decisions.HANDOVER_KEY``). A server on the same store cannot apply a decision on
+(``agent_core.handover.HANDOVER_KEY``). A server on the same store cannot apply a decision on
 them, but it can *record* it (compare-and-set, audit, under a handover lease) exactly as
 ``warden runs approve`` does; the proxy adopts the lease and applies it. The decision routes
 and the listings of ``/api/agents/{agentId}/...`` use ``HandoverAgent`` for such an agent id.
@@ -15,26 +15,18 @@ for handover still answer 404 (``AgentNotFound``), and nothing is recorded.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 from agent_core.chunks import Chunk, make_chunk
-from agent_core.decisions import HANDOVER_KEY
 from agent_core.errors import AgentNotFound
+from agent_core.handover import RemoteAgent, asks_for_handover
 from agent_core.stream import AgentStream, GenerateResult
+from agent_core.verdicts import Approve
 from agent_core.views import SuspendedRunList
 
 #: ``finishReason`` of the answer to a decision recorded for the process that hosts the agent.
 HANDOVER_FINISH = "handover"
-
-
-def asks_for_handover(snapshot: str) -> bool:
-    """Was the run started with ``request_context={"warden_handover": True}``?"""
-    try:
-        return bool(json.loads(snapshot).get("request_context", {}).get(HANDOVER_KEY))
-    except (ValueError, AttributeError):
-        return False
 
 
 def not_hosted(agent_id: str) -> AgentNotFound:
@@ -65,7 +57,10 @@ class HandoverAgent:
         await self._check(run_id)
         agent = self.external.agent_of_run(run_id) if self.external is not None else None
         if agent is not None:  # an external call of this process: edited arguments are validated here
-            return _accepted(await self.runtime.decide(_Recorder(agent), "approve", run_id=run_id, actor=actor, **kw))
+            # recorded for the host (``remote``) with the agent's tools at hand: edits are checked first
+            recorder = RemoteAgent(agent.id, agent.tools)
+            verdict = Approve(args=kw.pop("args", None), fingerprint=kw.pop("fingerprint", None), actor=actor)
+            return _accepted(await self.runtime.decide(recorder, verdict, run_id=run_id, **kw))
         return _accepted(await self.runtime.approve_tool_call(run_id=run_id, actor=actor, **kw))
 
     async def decline_tool_call(self, *, run_id: str, actor: str | None = None, **kw: Any) -> AgentStream:
@@ -111,21 +106,6 @@ def decider(runtime: Any, agent_id: str, external: Any = None) -> Any:
         return runtime.get_agent(agent_id)
     except AgentNotFound:
         return HandoverAgent(runtime, agent_id, external)
-
-
-class _Recorder:
-    """Records a decision for the agent's host (``remote``) with the agent's tools at hand, so the
-    edited arguments of an approval are validated against the tool's schema before anything is stored."""
-
-    remote = True
-    delegates: dict[str, Any] = {}
-
-    def __init__(self, agent: Any) -> None:
-        self.id = agent.id
-        self.tools = agent.tools
-
-    def descendant(self, agent_path: Any) -> Any:
-        return self if list(agent_path or []) == [self.id] else None
 
 
 def _accepted(stream: AgentStream) -> AgentStream:

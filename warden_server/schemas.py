@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictBool, StringConstraints, model_validator
 
+from agent_core.options import ListFilters, ListKind, SentRunOptions, Sort
+
 #: A thread, resource, run or tool-call id: a non-empty string.
 Id = Annotated[str, StringConstraints(min_length=1)]
 
@@ -83,6 +85,19 @@ class StreamBody(_ThreadScoped):
     max_steps: int | None = Field(default=None, alias="maxSteps", ge=1, le=1000)
     request_context: dict[str, Any] | None = Field(default=None, alias="requestContext")
     approval_timeout: float | None = Field(default=None, alias="approvalTimeout", gt=0)
+
+    def options(self) -> SentRunOptions:
+        """The run's options, as ``Agent.stream`` takes them (only those the body sets)."""
+        options = SentRunOptions(
+            thread_id=self.resolved_thread_id(),
+            resource_id=self.resolved_resource_id(),
+            require_tool_approval=self.require_tool_approval,
+            max_steps=self.max_steps,
+            request_context=self.request_context,
+        )
+        if self.approval_timeout is not None:
+            options["approval_timeout"] = self.approval_timeout
+        return options
 
     def messages_arg(self) -> str | list[dict[str, str]]:
         msgs = self.messages
@@ -174,25 +189,25 @@ class SuspendedRunsQuery(_Body):
     #: words that must all appear in the agent id, thread id, or a pending call's tool name or arguments.
     q: str | None = Field(default=None, max_length=500)
     tool_name: Id | None = Field(default=None, alias="toolName")
-    kind: Literal["approval", "input"] | None = None
+    kind: ListKind | None = None
     #: age (newest first), agent, or tool; each newest first within its group.
-    sort: Literal["age", "agent", "tool"] = "age"
+    sort: Sort = "age"
     #: add ``counts``: pending calls per kind under the same filters.
     with_counts: bool = Field(default=False, alias="withCounts")
 
-    def filters(self) -> dict[str, Any]:
+    def filters(self) -> ListFilters:
         """The listing's keyword arguments (``Runtime.list_suspended_runs``)."""
-        return {
-            "thread_id": self.thread_id,
-            "resource_id": self.resource_id,
-            "page": self.page,
-            "per_page": self.per_page,
-            "query": self.q,
-            "tool_name": self.tool_name,
-            "kind": self.kind,
-            "sort": self.sort,
-            "with_counts": self.with_counts,
-        }
+        return ListFilters(
+            thread_id=self.thread_id,
+            resource_id=self.resource_id,
+            page=self.page,
+            per_page=self.per_page,
+            query=self.q,
+            tool_name=self.tool_name,
+            kind=self.kind,
+            sort=self.sort,
+            with_counts=self.with_counts,
+        )
 
 
 class AllSuspendedRunsQuery(SuspendedRunsQuery):

@@ -13,13 +13,13 @@ from typing import Any
 
 from agent_core.call_state import RunState
 from agent_core.definition import AgentDefinition, ToolCallInfo
-from agent_core.engine import RunContext
+from agent_core.engine import Execution
 
 
 class WardenGate:
     """Answers a framework hook's "does Warden want this call approved first?" for one run."""
 
-    def __init__(self, agent: AgentDefinition, state: RunState, rt: RunContext) -> None:
+    def __init__(self, agent: AgentDefinition, state: RunState, rt: Execution) -> None:
         self.agent, self.state, self.rt = agent, state, rt
 
     @property

@@ -21,7 +21,7 @@ from agent_core.adapters.protocol import Framework, Outcome, Pending, Verdict
 from agent_core.agent import Agent
 from agent_core.call_state import CallState, RunState
 from agent_core.chunks import Chunk, make_chunk
-from agent_core.engine import DECLINED_MESSAGE, EXPIRED_MESSAGE, RunContext
+from agent_core.engine import DECLINED_MESSAGE, EXPIRED_MESSAGE, Execution
 from agent_core.errors import ModelError, WardenError
 from agent_core.fingerprint import fingerprint
 from agent_core.limits import args_problem
@@ -69,7 +69,7 @@ class FrameworkAgent(Agent):
     def __repr__(self) -> str:
         return f"FrameworkAgent(id={self.id!r}, framework={self.framework.kind!r})"
 
-    async def drive(self, state: RunState, rt: RunContext) -> AsyncIterator[Chunk]:
+    async def drive(self, state: RunState, rt: Execution) -> AsyncIterator[Chunk]:
         """Advance the run: start or resume the framework, gate what it stops on; sets ``state.outcome``."""
         gate = WardenGate(self, state, rt)
         run_id = state.run_id
@@ -111,7 +111,7 @@ class FrameworkAgent(Agent):
             # every call was approved by a grant: the framework goes on at once
             outcome = await self.framework.resume(outcome.state, _verdicts(state.calls), gate, run_id=run_id)
 
-    async def _gate(self, state: RunState, rt: RunContext, pending: Pending) -> CallState:
+    async def _gate(self, state: RunState, rt: Execution, pending: Pending) -> CallState:
         """A call the framework stopped on, as Warden's waiting call (or approved by a live grant)."""
         problem = args_problem(pending.args)
         if problem:

@@ -9,8 +9,8 @@ from textual.widgets import Static
 from tests.console.conftest import log_text, showing, type_prompt, wait_for
 from tui.app import WardenApp
 from tui.backend import LocalBackend
-from tui.demo.agents import build_demo_runtime, list_records, records_path
 from tui.screens.approval import ApprovalModal
+from warden_demo.agents import build_demo_runtime, list_records, records_path
 
 SIZE = (120, 40)
 

@@ -9,7 +9,7 @@ from agent_core import Runtime
 
 def demo() -> Runtime:
     """A zero-argument factory: the demo agents on ``$WARDEN_DB``."""
-    from tui.demo.agents import build_demo_runtime
+    from warden_demo.agents import build_demo_runtime
 
     return build_demo_runtime(os.environ["WARDEN_DB"])
 

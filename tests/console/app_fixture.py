@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from tui.demo.agents import build_demo_runtime
-from tui.demo.model import DemoModel
+from warden_demo.agents import build_demo_runtime
+from warden_demo.model import DemoModel
 
 runtime = build_demo_runtime(os.environ.get("WARDEN_DB", "warden-fixture.db"), model=DemoModel(delay=0))

@@ -10,8 +10,8 @@ import pytest
 
 from tui.app import WardenApp
 from tui.backend import LocalBackend
-from tui.demo.agents import build_demo_runtime
-from tui.demo.model import DemoModel
+from warden_demo.agents import build_demo_runtime
+from warden_demo.model import DemoModel
 
 
 class FakeClock:

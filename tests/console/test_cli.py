@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from tests.console.conftest import demo_runtime, suspend_runs
-from tui.demo.agents import list_records, records_path
+from warden_demo.agents import list_records, records_path
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -18,7 +18,7 @@ def warden(*args: str, db: Path | None = None, importtime: bool = False) -> subp
     env = {**os.environ, "WARDEN_DEMO_DELAY": "0"}
     if db is not None:
         env["WARDEN_DB"] = str(db)
-    cmd = [sys.executable, *(["-X", "importtime"] if importtime else []), "-m", "tui.cli", *args]
+    cmd = [sys.executable, *(["-X", "importtime"] if importtime else []), "-m", "warden_cli", *args]
     return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
 
 
@@ -38,7 +38,7 @@ async def test_headless_commands_never_import_textual(db_path):
         result = warden(*args, db=db_path, importtime=True)
         assert result.returncode == 0, (args, result.stderr[-500:])
         modules = imported_modules(result.stderr)
-        assert "tui.fast_list" in modules  # the CLI really ran (its entry point tries the fast listing first)
+        assert "warden_cli.fast_list" in modules  # the CLI really ran (its entry point tries the fast listing first)
         assert not {m for m in modules if m == "textual" or m.startswith("textual.")}, args
 
 
@@ -47,7 +47,7 @@ async def test_runs_list_on_sqlite_imports_neither_typer_nor_asyncio_nor_agent_c
     result = warden("runs", "list", "--json", "--page", "1", db=db_path, importtime=True)
     assert result.returncode == 0, result.stderr[-500:]
     modules = imported_modules(result.stderr)
-    assert "tui.fast_list" in modules and "storage.sqlite" in modules
+    assert "warden_cli.fast_list" in modules and "storage.sqlite" in modules
     heavy = {"typer", "asyncio", "agent_core", "aiosqlite", "asyncpg", "httpx", "pydantic", "regex", "textual"}
     assert not heavy & modules, heavy & modules
     assert json.loads(result.stdout)["total"] == 1
@@ -160,21 +160,22 @@ def test_unknown_model_provider_is_a_one_line_error(db_path):
 
 def test_model_option_puts_a_real_model_behind_the_demo_agents(db_path):
     from tui.backend import LocalBackend
-    from tui.cli import Settings, load_runtime
+    from warden_demo.runtime_choice import Settings, runtime_and_store_label
 
-    runtime, label = load_runtime(Settings(db=db_path, model="ollama/llama3.2"))
+    runtime, label = runtime_and_store_label(Settings(db=db_path, model="ollama/llama3.2"))
     agents = LocalBackend(runtime).list_agents()
     assert label == str(db_path)
     assert [a.id for a in agents] == ["ops", "supervisor"]
     assert all(not a.is_demo and "llama3.2" in a.model_id for a in agents)
-    demo, _ = load_runtime(Settings(db=db_path))
+    demo, _ = runtime_and_store_label(Settings(db=db_path))
     assert all(a.is_demo and a.model_id == "demo" for a in LocalBackend(demo).list_agents())
 
 
 def test_headless_modules_import_without_textual():
     code = (
-        "import sys, tui, tui.cli, tui.backend, tui.untrusted, tui.headless, tui.formatting, tui.demo.agents, "
-        "tui.demo.model; bad = sorted(m for m in sys.modules if m == 'textual' or m.startswith('textual.')); "
+        "import sys, tui, tui.backend, tui.untrusted, tui.formatting, warden_cli.app, warden_cli.main, "
+        "warden_cli.headless, warden_cli.console, warden_demo.agents, warden_demo.model, warden_demo.runtime_choice; "
+        "bad = sorted(m for m in sys.modules if m == 'textual' or m.startswith('textual.')); "
         "print(bad); sys.exit(1 if bad else 0)"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)

@@ -11,12 +11,12 @@ from storage import SqliteStore
 from tests.console.conftest import demo_app, log_text, showing, suspend_runs, type_prompt, wait_for
 from tests.console.fakes import NOW, FakeBackend, approval_call, input_call
 from tui.app import WardenApp
-from tui.demo.agents import build_demo_agents
-from tui.demo.model import DemoModel
 from tui.screens.approval import ApprovalModal
 from tui.screens.help import HelpScreen
 from tui.screens.picker import PendingPicker
 from tui.screens.resume_form import ResumeFormModal
+from warden_demo.agents import build_demo_agents
+from warden_demo.model import DemoModel
 
 SIZE = (120, 36)
 

@@ -100,7 +100,7 @@ async def test_warden_on_a_file_with_pending_runs_opens_on_the_picker(db_path, t
     """``warden --db F``: the first page is read before the app starts (``any_pending`` first,
     with sqlite3 alone), the picker is the first screen, and the runtime loads after it."""
     from tui.console_start import _first_page, console_backend
-    from tui.settings import Settings
+    from warden_demo.runtime_choice import Settings
 
     assert _first_page(Settings(db=tmp_path / "none.db")) is None  # no file: the console opens as usual
     assert not SqlitePeek(str(tmp_path / "none.db")).any_pending()
@@ -128,7 +128,7 @@ async def test_warden_on_a_file_with_pending_runs_opens_on_the_picker(db_path, t
 async def test_the_status_bar_names_the_file_from_the_first_frame(db_path):
     """The label the loaded runtime gives is known before it loads: the bar does not change under the operator."""
     from tui.console_start import console_backend
-    from tui.settings import Settings
+    from warden_demo.runtime_choice import Settings
 
     backend = console_backend(Settings(db=db_path))
     assert isinstance(backend, DeferredBackend) and backend.loaded is None
@@ -141,7 +141,7 @@ async def test_the_status_bar_names_the_file_from_the_first_frame(db_path):
 
 
 def test_the_bare_console_reads_its_own_options_and_leaves_the_rest_to_the_full_cli():
-    from tui.cli import _console_options
+    from warden_cli.main import _console_options
 
     assert _console_options([]) == {}
     assert _console_options(["--db", "w.db", "--model=openai:gpt-4o"]) == {"db": "w.db", "model": "openai:gpt-4o"}
@@ -155,7 +155,7 @@ def test_the_console_pauses_the_collector_only_until_its_first_frame(db_path, mo
     import gc
 
     from tui import console_start
-    from tui.settings import Settings
+    from warden_demo.runtime_choice import Settings
 
     seen: dict[str, bool] = {}
     run = WardenApp.run

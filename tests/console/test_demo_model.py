@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from agent_core.models import Message, ModelDone, ModelRequestInfo, TextDelta, ToolSpec
-from tui.demo.model import HELP_TEXT, DemoModel
+from warden_demo.model import HELP_TEXT, DemoModel
 
 OPS_TOOLS = [ToolSpec(name=n) for n in ("delete_record", "issue_refund", "send_email", "get_weather")]
 

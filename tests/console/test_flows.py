@@ -19,10 +19,10 @@ from tests.console.conftest import (
     type_prompt,
     wait_for,
 )
-from tui.demo.agents import list_records, records_path
 from tui.screens.approval import ApprovalModal
 from tui.screens.picker import PendingPicker
 from tui.screens.resume_form import ResumeFormModal
+from warden_demo.agents import list_records, records_path
 
 ROOT = Path(__file__).resolve().parents[2]
 SIZE = (120, 40)
@@ -148,7 +148,7 @@ async def test_decision_by_another_process_disappears_from_the_picker(db_path):
         await wait_for(pilot, lambda: set(picker.calls) == {f"{run_a}:call_0_0", f"{run_b}:call_0_0"}, "two rows")
         env = {**os.environ, "WARDEN_DEMO_DELAY": "0"}
         result = subprocess.run(
-            [sys.executable, "-m", "tui.cli", "runs", "approve", run_a, "--db", str(db_path)],
+            [sys.executable, "-m", "warden_cli", "runs", "approve", run_a, "--db", str(db_path)],
             cwd=ROOT,
             env=env,
             capture_output=True,

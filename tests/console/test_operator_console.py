@@ -9,11 +9,11 @@ from pathlib import Path
 from textual.widgets import DataTable, Static, TextArea
 
 from tests.console.conftest import demo_app, demo_runtime, log_text, showing, type_prompt, wait_for
-from tui.demo.agents import list_records, records_path
 from tui.screens.approval import ApprovalModal
 from tui.screens.edit_args import EditArgsModal, editable_json, parse_args
 from tui.screens.grant_choice import GrantChoiceModal
 from tui.screens.grants import GrantsScreen
+from warden_demo.agents import list_records, records_path
 
 SIZE = (120, 40)
 EMAIL = "send an email to ana@example.com saying hello"

@@ -57,7 +57,7 @@ async def test_call_approved_by_another_process_leaves_the_panel_and_the_count(d
         await wait_for(pilot, lambda: prompt_focused(app), "prompt focused")
         panel.highlighted = panel.get_option_index(key_b)  # the operator looks at B, listed after A
 
-        out = await run_python("-m", "tui.cli", "runs", "approve", run_a, "--db", str(db_path))
+        out = await run_python("-m", "warden_cli", "runs", "approve", run_a, "--db", str(db_path))
         assert "status: finished" in out
 
         await wait_for(pilot, lambda: set(panel.calls) == {key_b}, "A gone from the panel")
@@ -97,7 +97,9 @@ async def test_open_resume_form_closes_when_another_process_resumes_the_call(db_
         await wait_for(pilot, lambda: panel.calls, "stored call in the panel")
         await pilot.press("f2")
         await wait_for(pilot, lambda: showing(app, ResumeFormModal), "input form")
-        await run_python("-m", "tui.cli", "runs", "resume", run_id, "--data", '{"city": "Paris"}', "--db", str(db_path))
+        await run_python(
+            "-m", "warden_cli", "runs", "resume", run_id, "--data", '{"city": "Paris"}', "--db", str(db_path)
+        )
         await wait_for(pilot, lambda: not isinstance(app.screen, ResumeFormModal), "form closed")
         await wait_for(pilot, lambda: notified(app, "get_weather"), "notification")
         assert not panel.calls and app.decisions == 0

@@ -11,10 +11,10 @@ from __future__ import annotations
 import itertools
 
 from tests.console.conftest import FakeClock, demo_app, log_text, showing, type_prompt, wait_for
-from tui.demo.agents import build_demo_runtime
-from tui.demo.model import DemoModel
 from tui.screens.approval import ApprovalModal
 from tui.typing_guard import TypingGuard
+from warden_demo.agents import build_demo_runtime
+from warden_demo.model import DemoModel
 
 SIZE = (120, 36)
 SENTENCE = "please check the status of my orders, yes now"

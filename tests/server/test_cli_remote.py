@@ -37,7 +37,7 @@ def env(**extra: str) -> dict[str, str]:
 
 
 def warden(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "tui.cli", *args]
+    cmd = [sys.executable, "-m", "warden_cli", *args]
     return subprocess.run(cmd, cwd=REPO, env=env(**extra), capture_output=True, text=True, timeout=120)
 
 
@@ -52,7 +52,7 @@ class Served:
     """A ``warden serve`` child process on ``db``; ``url`` once it listens."""
 
     def __init__(self, *args: str, db: Path | None = None, token: str | None = TOKEN, **extra: str) -> None:
-        cmd = [sys.executable, "-m", "tui.cli", "serve", "--port", "0", *args]
+        cmd = [sys.executable, "-m", "warden_cli", "serve", "--port", "0", *args]
         if db is not None:
             cmd += ["--db", str(db)]
         if token:
@@ -219,7 +219,7 @@ def test_server_and_store_together_and_unreachable_servers_are_one_line_errors(s
 def _read_then_close(args: list[str], **extra: str) -> tuple[bytes, str, int]:
     """Like ``warden ... | head -c 20``: read a little, then the reader goes away."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tui.cli", *args],
+        [sys.executable, "-m", "warden_cli", *args],
         cwd=REPO,
         env=env(**extra),
         stdout=subprocess.PIPE,

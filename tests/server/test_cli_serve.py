@@ -22,7 +22,7 @@ def _env(tmp_path) -> dict[str, str]:
 
 def test_warden_serve_starts_a_server_on_loopback(tmp_path):
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tui.cli", "serve", "--app", "tests.server.warden_test_app:runtime", "--port", "0"],
+        [sys.executable, "-m", "warden_cli", "serve", "--app", "tests.server.warden_test_app:runtime", "--port", "0"],
         cwd=REPO,
         env=_env(tmp_path),
         stdout=subprocess.PIPE,
@@ -45,7 +45,7 @@ def test_warden_serve_refuses_a_public_address_without_a_token(tmp_path):
         [
             sys.executable,
             "-m",
-            "tui.cli",
+            "warden_cli",
             "serve",
             "--app",
             "tests.server.warden_test_app:runtime",
@@ -67,7 +67,7 @@ def test_warden_serve_refuses_a_public_address_without_a_token(tmp_path):
 
 def test_remote_console_reports_an_unreachable_server_in_one_line(tmp_path):
     out = subprocess.run(
-        [sys.executable, "-m", "tui.cli", "--server", "http://127.0.0.1:9"],
+        [sys.executable, "-m", "warden_cli", "--server", "http://127.0.0.1:9"],
         cwd=REPO,
         env=_env(tmp_path),
         capture_output=True,

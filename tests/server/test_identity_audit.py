@@ -21,7 +21,7 @@ def warden(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     full.pop("WARDEN_ACTOR", None)
     full.update(env or {})
     return subprocess.run(
-        [sys.executable, "-m", "tui.cli", *args], cwd=REPO, env=full, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "warden_cli", *args], cwd=REPO, env=full, capture_output=True, text=True, timeout=120
     )
 
 

@@ -1,5 +1,8 @@
-"""Settings of a ``warden`` command and loading its runtime, without typer or textual: the
-console's start (``tui.console_start``) and the typer commands (``tui.cli_common``) share them."""
+"""What a ``warden`` process runs on: its settings (``--db``, ``--app``, ``--model``, ``--server``),
+the store they name, and the runtime they load (your ``--app``, else the demo agents).
+
+The console's start (``tui.console_start``) and the CLI (``warden_cli``) both need this and must
+not import each other, so it lives here, with the demo it falls back to; no typer, no textual."""
 
 from __future__ import annotations
 
@@ -35,7 +38,7 @@ class Settings:
     db: str | Path | None = None
     app: str | None = None
     model: str | None = None
-    #: a Warden server's URL: the headless commands go through the client SDK (``tui.cli_remote``)
+    #: a Warden server's URL: the headless commands go through the client SDK (``warden_cli.remote``)
     server: str | None = None
     token: str | None = None
 
@@ -57,8 +60,10 @@ def db_location(settings: Settings) -> str:
     return db if is_postgres_url(db) else str(Path(db).expanduser())
 
 
-def load_runtime(settings: Settings) -> tuple[Any, str]:
-    """The runtime to use and a label of its store (for the status bar)."""
+def runtime_and_store_label(settings: Settings) -> tuple[Any, str]:
+    """The runtime the settings ask for (``--app``, loaded now; else the demo agents on ``--db``)
+    and a label of its store (for the status bar). Not ``agent_core.app_loader.load_runtime``,
+    which imports a ``module:attribute`` and is one of the two ways here."""
     if settings.app:
         from agent_core.app_loader import AppLoadError
         from agent_core.app_loader import load_runtime as load_app
@@ -84,10 +89,10 @@ def demo_runtime_builder(settings: Settings) -> Callable[[], tuple[Any, str]]:
 
     def build() -> tuple[Any, str]:
         from storage.urls import describe
-        from tui.demo.agents import build_demo_runtime
+        from warden_demo.agents import build_demo_runtime
 
         db = db_location(settings)
-        # WARDEN_DEMO_FRAMEWORKS=1 (``make demo``): also the agents of other frameworks (tui/demo/frameworks.py)
+        # WARDEN_DEMO_FRAMEWORKS=1 (``make demo``): also the agents of other frameworks (warden_demo/frameworks.py)
         frameworks = os.environ.get("WARDEN_DEMO_FRAMEWORKS", "") == "1"
         return build_demo_runtime(db, model=model, frameworks=frameworks), describe(db)
 

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from tui.cli_common import (
+from warden_cli.common import (
     AppOption,
     DbOption,
     JsonOption,
@@ -88,7 +88,7 @@ def audit(
         run_id = run
         if run is not None:
             from agent_core.errors import InvalidRequest
-            from tui.cli_runs import resolve_id
+            from warden_cli.runs import resolve_id
 
             try:  # a unique prefix of 6+ characters; a finished run's id is taken as given
                 run_id = await resolve_id(runtime, run)

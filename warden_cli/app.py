@@ -1,39 +1,34 @@
-"""The typer app every ``warden`` command hangs on (``tui.cli.main`` is the entry point:
+"""The typer app every ``warden`` command hangs on (``warden_cli.main.main`` is the entry point:
 it answers ``warden runs list`` without importing this module).
 
-``warden`` opens the console (the only command that imports textual). The
-``warden runs ...`` commands (``tui.cli_runs``) work without a UI and share the
-store with it: ``--db PATH`` (default ``$WARDEN_DB``, else the user data
-directory). ``warden serve`` is in ``tui.cli_serve``; what they all share
-(settings, loading the runtime, one-line errors) in ``tui.cli_common``.
+``warden`` opens the console (the only command that imports textual, through
+``warden_cli.console``). The ``warden runs ...`` commands (``warden_cli.runs``) work without a UI
+and share the store with it: ``--db PATH`` (default ``$WARDEN_DB``, else the user data
+directory). ``warden serve`` is in ``warden_cli.serve``; what they all share (options, one-line
+errors) in ``warden_cli.common``.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Annotated
 
 import typer
 
-from tui.cli_audit import audit_app
-from tui.cli_common import (
-    TOKEN_ENV,
+from warden_cli.audit import audit_app
+from warden_cli.common import (
     ActorOption,
     AppOption,
-    CliError,
     DbOption,
     ServerOption,
-    Settings,
     TokenOption,
-    default_db_path,
     fail,
-    load_runtime,
 )
-from tui.cli_mcp import mcp_proxy_command
-from tui.cli_runs import grants_app, runs_app
-from tui.cli_serve import serve_command, tokens_app
+from warden_cli.mcp_proxy import mcp_proxy_command
+from warden_cli.runs import grants_app, runs_app
+from warden_cli.serve import serve_command, tokens_app
+from warden_demo.runtime_choice import Settings
 
-__all__ = ["CliError", "Settings", "app", "default_db_path", "load_runtime", "run_console"]
+__all__ = ["app"]
 
 app = typer.Typer(
     add_completion=False,
@@ -88,32 +83,9 @@ def root(
         fail(f"{'--db' if db else '--app'} and --server: give one (a local store, or a Warden server)", 2)
     ctx.obj = Settings(db=db, app=app_spec, model=model, server=server, token=token)
     if ctx.invoked_subcommand is None:
+        from warden_cli.console import open_local_console, open_remote_console
+
         if server:
-            run_remote_console(server, token)
+            open_remote_console(server, token)
         else:
-            run_console(ctx.obj, actor=actor)
-
-
-def run_remote_console(url: str, token: str | None) -> None:
-    """The console against a Warden server: pending runs, decisions and streams over HTTP."""
-    from agent_core.errors import WardenError
-
-    token = token or os.environ.get(TOKEN_ENV)
-    try:
-        from tui.backend import RemoteBackend
-
-        backend = RemoteBackend.open(url, token)
-    except WardenError as error:
-        fail(f"{error.code}: {error.message or error}", 1)
-    except Exception as error:  # connection refused, bad URL: one line, not a traceback
-        fail(f"cannot reach Warden server at {url}: {type(error).__name__}: {error}", 1)
-    from tui.app import WardenApp
-
-    WardenApp(backend).run()
-
-
-def run_console(settings: Settings, *, actor: str | None = None) -> None:
-    """The console on a local runtime (``tui.console_start``: the first frame before the runtime)."""
-    from tui.console_start import open_console
-
-    open_console(settings, actor=actor)
+            open_local_console(ctx.obj, actor=actor)

@@ -14,7 +14,8 @@ from typing import Annotated, Any
 
 import typer
 
-from tui.cli_common import DbOption, Settings, TokenOption, db_location, fail, merge_settings
+from warden_cli.common import DbOption, TokenOption, fail, merge_settings
+from warden_demo.runtime_choice import Settings, db_location
 
 
 def mcp_proxy_command(

@@ -1,33 +1,18 @@
 """``warden``: the entry point. It answers ``warden runs list`` on a SQLite file and opens the
-console from plain arguments before importing typer (``tui.fast_list``, ``_fast_console``);
-everything else goes to the typer app in ``tui.cli_app``.
+console from plain arguments before importing typer (``warden_cli.fast_list``, ``_fast_console``);
+everything else goes to the typer app in ``warden_cli.app``.
 
 Importing this module is cheap on purpose: ``warden runs list`` must start within 2.5x of
-``python -c pass`` (bench/cli_startup.py). The typer app's names (``app``, ``Settings``,
-``load_runtime``, ...) are still importable from here, loaded on first use.
+``python -c pass`` (bench/cli_startup.py).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import Any
 
 #: exit status when the reader of our output went away (``warden runs list | head``): 128 + SIGPIPE, as coreutils.
 EXIT_BROKEN_PIPE = 141
-
-
-def __getattr__(name: str) -> Any:
-    # ``from tui.cli import app, Settings, load_runtime``: the typer app, imported when asked for
-    # (not for the import system's probes: ``__path__``, ``__spec__``...)
-    if name.startswith("__"):
-        raise AttributeError(f"module 'tui.cli' has no attribute {name!r}")
-    import tui.cli_app
-
-    try:
-        return getattr(tui.cli_app, name)
-    except AttributeError:
-        raise AttributeError(f"module 'tui.cli' has no attribute {name!r}") from None
 
 
 #: the options a bare ``warden`` takes, and the ``Settings`` field each fills
@@ -58,10 +43,10 @@ def _fast_console(argv: list[str]) -> bool:
     options = _console_options(argv)
     if options is None:
         return False
-    from tui.console_start import open_console
-    from tui.settings import Settings
+    from warden_cli.console import open_local_console
+    from warden_demo.runtime_choice import Settings
 
-    open_console(Settings(**options))
+    open_local_console(Settings(**options))
     return True
 
 
@@ -79,11 +64,11 @@ def main() -> None:
         if _fast_console(argv):
             return
         if argv[:2] == ["runs", "list"]:
-            from tui.fast_list import fast_runs_list
+            from warden_cli.fast_list import fast_runs_list
 
             if fast_runs_list(argv):
                 return
-        from tui.cli_app import app
+        from warden_cli.app import app
 
         app(prog_name="warden")
     except BrokenPipeError:

@@ -1,23 +1,17 @@
-"""``warden serve``: a Runtime over HTTP (the server package is imported only when it runs)."""
+"""``warden serve``: a Runtime over HTTP (the server package is imported only when it runs), and
+``warden tokens add`` for its ``--tokens-file``.
+
+Without ``--app`` the server runs the demo agents (``warden_demo``) on the store ``--db`` names
+(else ``$WARDEN_DB``, else the user data directory), handed to it as an argument."""
 
 from __future__ import annotations
 
-import os
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from tui.cli_common import DbOption, TokenOption, WebhookOption, WebhookSecretOption, fail
-
-#: served when no --app is given: the demo agents on --db / $WARDEN_DB
-DEMO_APP = "tui.cli_serve:demo_runtime"
-
-
-def demo_runtime() -> Any:
-    """The built-in demo agents on the store ``$WARDEN_DB`` names (set from ``--db`` by ``serve_command``)."""
-    from tui.cli_common import Settings, load_runtime
-
-    return load_runtime(Settings())[0]
+from warden_cli.common import DbOption, TokenOption, WebhookOption, WebhookSecretOption, fail
+from warden_demo.runtime_choice import Settings, db_location
 
 
 def serve_command(
@@ -40,11 +34,9 @@ def serve_command(
 
     if app_spec and db:
         fail("--db names the store of the demo agents; with --app your Runtime names its own store", 2)
-    if db:
-        os.environ["WARDEN_DB"] = db
     try:
         serve(
-            app_spec or DEMO_APP,
+            app_spec,
             host,
             port,
             token,
@@ -52,6 +44,7 @@ def serve_command(
             tokens_file=tokens_file,
             webhooks=webhook or None,
             webhook_secret=webhook_secret,
+            demo_db=None if app_spec else db_location(Settings(db=db)),
         )
     except ServeError as error:
         fail(str(error), 2)

@@ -1,5 +1,7 @@
-"""What every ``warden`` command shares: settings, the ``--db``/``--app`` options, loading the
-runtime, and reporting errors as one line. No textual import (the headless commands use it)."""
+"""What every ``warden`` command shares: the ``--db``/``--app``/``--server`` options, running a
+headless coroutine on the runtime (or a server's), and reporting errors as one line. The
+settings themselves and loading the runtime are ``warden_demo.runtime_choice`` (the console's
+start shares them)."""
 
 from __future__ import annotations
 
@@ -11,13 +13,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-# re-exported: the commands import them from here (``tui.settings`` is the typer-free home)
-from tui.settings import CliError as CliError
-from tui.settings import Settings as Settings
-from tui.settings import db_location as db_location
-from tui.settings import default_db_path as default_db_path
-from tui.settings import load_runtime as load_runtime
-from tui.settings import resolve_actor as resolve_actor
+from warden_demo.runtime_choice import CliError, Settings, runtime_and_store_label
 
 DbOption = Annotated[
     str | None,
@@ -57,12 +53,12 @@ def run_on_runtime(settings: Settings, coro_fn: Callable[[Any], Awaitable[None]]
 
     async def go() -> None:
         if settings.server:
-            from tui.cli_remote import RemoteRuntime
+            from warden_cli.remote import RemoteRuntime
 
             async with RemoteRuntime(settings.server, settings.token or os.environ.get(TOKEN_ENV)) as remote:
                 await coro_fn(remote)
             return
-        runtime, _ = load_runtime(settings)
+        runtime, _ = runtime_and_store_label(settings)
         async with runtime:
             await coro_fn(runtime)
 

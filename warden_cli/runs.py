@@ -2,7 +2,7 @@
 
 They share the store with the console: ``--db PATH`` (default ``$WARDEN_DB``, else
 the user data directory), or ``--app module:runtime``; or they reach a Warden server with
-``--server URL`` (``$WARDEN_SERVER``) and ``--token`` through the client SDK (``tui.cli_remote``),
+``--server URL`` (``$WARDEN_SERVER``) and ``--token`` through the client SDK (``warden_cli.remote``),
 printing the same thing. Run and tool-call ids may be shortened to a unique prefix of 6+
 characters (the console shows 8). ``--json`` on every command; pages are numbered from 1.
 """
@@ -17,22 +17,19 @@ from typing import Annotated, Any
 
 import typer
 
-from tui.cli_common import (
+from warden_cli.common import (
     ActorOption,
     AppOption,
     DbOption,
     JsonOption,
     ServerOption,
-    Settings,
     TokenOption,
-    db_location,
     fail,
     merge_settings,
-    resolve_actor,
     run_on_runtime,
 )
-from tui.fast_list import KIND_SHOWN as _KIND_SHOWN
-from tui.formatting import format_age
+from warden_cli.fast_list import KIND_SHOWN as _KIND_SHOWN
+from warden_demo.runtime_choice import Settings, db_location, resolve_actor
 
 runs_app = typer.Typer(
     add_completion=False, no_args_is_help=True, rich_markup_mode=None, help="Headless commands on pending runs (no UI)."
@@ -47,8 +44,15 @@ PageOption = Annotated[int, typer.Option("--page", help="Page number, from 1 (ne
 FingerprintOption = Annotated[str | None, typer.Option("--fingerprint", help="Approve only if it matches")]
 
 
+def _format_age(seconds: float) -> str:
+    """As the console shows ages (``tui.formatting``: no textual), imported when a command prints one."""
+    from tui.formatting import format_age
+
+    return format_age(seconds)
+
+
 def _age(when: datetime) -> str:
-    return format_age((datetime.now(UTC) - when).total_seconds())
+    return _format_age((datetime.now(UTC) - when).total_seconds())
 
 
 def _clean(value: Any) -> str:
@@ -99,8 +103,8 @@ def list_runs(
     per_page: int = 50,
 ) -> None:
     """``warden runs list`` (``page`` from 1): store-only when no ``--app`` is given (no agents
-    built); through the server with ``settings.server``. ``tui.fast_list`` renders it."""
-    from tui.fast_list import render_list
+    built); through the server with ``settings.server``. ``warden_cli.fast_list`` renders it."""
+    from warden_cli.fast_list import render_list
 
     check_page(page)
     index = page - 1  # the store's and the server's pages start at 0
@@ -110,7 +114,7 @@ def list_runs(
 
     if settings.app is None and not settings.server:
         # Fast path: listing needs only the store, not the agents (no agent_core import).
-        from tui.headless import list_from_store
+        from warden_cli.headless import list_from_store
 
         try:
             runs, total = asyncio.run(
@@ -168,7 +172,7 @@ def runs_show(
 ) -> None:
     """Show a pending run: the request that started it, the model's text before each call, the
     calls (k of n in their step), arguments, fingerprints, input schemas, and decisions taken."""
-    from tui.context import run_context
+    from agent_core.decision_context import run_context
     from tui.untrusted import escape_unsafe, to_json
 
     async def go(runtime: Any) -> None:
@@ -209,7 +213,7 @@ def runs_show(
                 if ctx.model_text.strip():
                     typer.echo(f"  model said  {_clean(ctx.model_text)}")
                 if ctx.pending_since:
-                    waited = format_age(datetime.now(UTC).timestamp() - ctx.pending_since)
+                    waited = _format_age(datetime.now(UTC).timestamp() - ctx.pending_since)
                     typer.echo(f"  waiting     {waited}")
                 if ctx.of > 1:
                     others = ", ".join(

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from agent_core import Agent, Runtime, ToolContext, create_tool
 from agent_core.models import LanguageModel
 from storage.urls import is_postgres_url, open_store
-from tui.demo.model import DemoModel
+from warden_demo.model import DemoModel
 
 REFUND_APPROVAL_THRESHOLD = 100
 
@@ -245,12 +245,12 @@ def build_demo_runtime(
 ) -> Runtime:
     """The demo agents on the store ``db_path`` names (a SQLite path or a ``postgresql://`` URL).
 
-    ``frameworks``: also one agent of each framework whose extra is installed (``tui.demo.frameworks``)."""
+    ``frameworks``: also one agent of each framework whose extra is installed (``warden_demo.frameworks``)."""
     if not is_postgres_url(db_path):
         Path(db_path).parent.mkdir(parents=True, exist_ok=True)
     agents: dict[str, Any] = dict(build_demo_agents(db_path, model=model))
     if frameworks:
-        from tui.demo.frameworks import framework_agents
+        from warden_demo.frameworks import framework_agents
 
         agents.update(framework_agents(db_path))
     return Runtime(agents=agents, storage=open_store(db_path, **store_options))

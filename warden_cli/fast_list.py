@@ -1,10 +1,10 @@
 """``warden runs list`` on a SQLite file, answered before typer, asyncio or agent_core are imported.
 
 Listing is the command people run in loops and scripts, so it must start about as fast
-as Python itself (bench/cli_startup.py). The entry point (``tui.cli.main``) tries this
+as Python itself (bench/cli_startup.py). The entry point (``warden_cli.main.main``) tries this
 first: plain options only (``--db``, ``--json``, the filters, ``--page``, ``--per-page``),
 read synchronously with ``SqliteStore.list_suspended_now`` (the store's own query), rows
-shaped by ``tui.headless``. Anything else (``--app``, ``--server`` or ``$WARDEN_SERVER``, a
+shaped by ``warden_cli.headless``. Anything else (``--app``, ``--server`` or ``$WARDEN_SERVER``, a
 PostgreSQL URL, ``--help``, a value out of range, a schema to migrate) returns False and
 the typer command runs, which prints the same table (``render_list`` is shared).
 """
@@ -142,7 +142,7 @@ def fast_runs_list(argv: list[str]) -> bool:
         sys.exit(2)
     db = opts.get("db") or os.environ.get("WARDEN_DB")
     if db is None:
-        from platformdirs import user_data_dir  # as tui.cli_common.default_db_path, without typer
+        from platformdirs import user_data_dir  # as warden_demo.runtime_choice.default_db_path, without its dataclass
 
         db = os.path.join(user_data_dir("warden", appauthor=False), "warden.db")
     if db.lower().startswith(("postgresql://", "postgres://", "sqlite:", "memory:")):
@@ -169,7 +169,7 @@ def fast_runs_list(argv: list[str]) -> bool:
             sys.exit(1)
         if listed is None:
             return False  # a schema to migrate: the store does it
-        from tui.headless import run_row_to_json
+        from warden_cli.headless import run_row_to_json
 
         rows, total = listed
         runs = [run_row_to_json(r) for r in rows]

@@ -1,7 +1,7 @@
 """``warden runs ... --server URL``: the calls the headless commands make on a ``Runtime``,
 answered by a Warden server through the client SDK (``warden_client``).
 
-The commands in ``tui.cli_runs`` and ``tui.cli_audit`` are written once against the runtime's
+The commands in ``warden_cli.runs`` and ``warden_cli.audit`` are written once against the runtime's
 method names; ``RemoteRuntime`` has the same names, so local and remote print the same thing.
 Decisions go to the route of the run's own agent (asked of the server first). The actor of a
 remote decision is the server's to record (the token's name), so there is no ``actor=`` here.
@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agent_core.views import AuditPage, Grant, SuspendedRun, SuspendedRunList
-    from storage.audit import ChainReport
     from warden_client import RemoteAgentStream
+    from warden_types.audit import ChainReport
 
 
 class RemoteRuntime:
