@@ -19,8 +19,9 @@ $(VENV)/.installed: pyproject.toml
 
 install: $(VENV)/.installed
 
+# The demo agents, and one agent of each other framework (pydantic-ai, OpenAI Agents, LangGraph) beside them.
 demo: $(VENV)/.installed
-	$(VENV)/bin/warden
+	WARDEN_DEMO_FRAMEWORKS=1 $(VENV)/bin/warden
 
 # The Mastra client-js interoperability test needs its npm packages (needs Node.js and npm).
 js:

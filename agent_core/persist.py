@@ -103,7 +103,9 @@ class Runs:
         failure: WardenError | None = None
         state.outcome = "running"
         try:
-            async for chunk in drive(agent, state, rt):
+            # An agent hosted from another framework (``agent_core.adapters``) drives its own run.
+            own_drive = getattr(agent, "drive", None)
+            async for chunk in own_drive(state, rt) if own_drive is not None else drive(agent, state, rt):
                 yield chunk
         except WardenError as exc:
             failure = exc
