@@ -237,6 +237,9 @@ class RunState(BaseModel):
     output_schema: dict[str, Any] | None = None
     #: seconds an approval may wait (the request's ``approval_timeout``, else the agent's); a tool's own wins.
     approval_timeout: float | None = None
+    #: the serialised state of a run hosted from another framework (``agent_core.adapters``): its
+    #: message history, ``RunState`` JSON or checkpoint reference; None for Warden's own agents.
+    framework_state: Any = None
     outcome: Literal["running", "suspended", "finished", "failed"] = "running"
     finish_reason: str | None = None
     error: str | None = None

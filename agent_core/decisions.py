@@ -32,6 +32,7 @@ from agent_core.errors import (
     AmbiguousToolCall,
     ApprovalExpired,
     CorruptSnapshot,
+    EditNotSupported,
     FingerprintMismatch,
     ResumeDataInvalid,
     SnapshotNotFound,
@@ -245,6 +246,11 @@ class Decisions:
                 schema = owner.tools[call.tool_name].input_schema
         if schema is None:
             raise ToolArgsInvalid(f"tool {call.tool_name!r} of call {call.tool_call_id!r} is unknown here")
+        if owner is not None and not getattr(owner.tools.get(call.tool_name), "editable", True):
+            raise EditNotSupported(
+                f"tool {call.tool_name!r} of call {call.tool_call_id!r} (run {run_id!r}) belongs to an agent whose "
+                "framework cannot run edited arguments: approve or decline it as it is; nothing changed"
+            )
         if not isinstance(args, dict):
             raise ToolArgsInvalid(f"edited arguments for tool call {call.tool_call_id!r} must be an object")
         try:

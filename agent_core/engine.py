@@ -139,6 +139,7 @@ async def drive(agent: AgentDefinition, state: RunState, rt: Execution) -> Async
             agent_id=agent.id,
             run_id=run_id,
             step=state.step,
+            thread_id=state.thread_id,
         )
         response: ModelResponse | None = None
         try:

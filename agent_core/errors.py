@@ -25,6 +25,7 @@ __all__ = [
     "AmbiguousToolCall",
     "CorruptRecord",
     "CorruptSnapshot",
+    "EditNotSupported",
     "FingerprintMismatch",
     "IllegalTransition",
     "InvalidRequest",
@@ -166,6 +167,13 @@ class StructuredOutputInvalid(WardenError):
     def __init__(self, message: str, *, text: str = "", code: str | None = None) -> None:
         super().__init__(message, code=code)
         self.text = text
+
+
+class EditNotSupported(WardenError):
+    """``approve_tool_call(args=...)`` on a call of a framework that cannot run edited arguments
+    (the OpenAI Agents SDK); raised before anything changes."""
+
+    code = "AGENT_EDIT_NOT_SUPPORTED"
 
 
 class ToolArgsInvalid(WardenError):

@@ -74,8 +74,8 @@ def build_supervisor() -> Agent:
     return Agent(id="bench", model=FunctionModel(model), agents={"worker": worker})
 
 
-async def cycle(agent: Agent) -> None:
-    stream = await agent.stream("delete abc-123")
+async def cycle(agent: Agent, thread_id: str | None = None) -> None:
+    stream = await agent.stream("delete abc-123", thread_id=thread_id)
     await stream.wait()
     assert stream.status == "suspended", stream.error
     approved = await agent.approve_tool_call(run_id=stream.run_id)
@@ -105,19 +105,25 @@ async def measure_granted(store, cycles: int) -> tuple[float, float]:
 
 
 async def measure(
-    store, cycles: int, agent: Agent | None = None, cpu: dict | None = None, policy: Policy | None = None
+    store,
+    cycles: int,
+    agent: Agent | None = None,
+    cpu: dict | None = None,
+    thread_id: str | None = None,
+    policy: Policy | None = None,
 ) -> tuple[float, float]:
-    """p50/p99 of warm cycles; with ``cpu`` (PostgreSQL), also CPU ms per cycle of this process and the database."""
+    """p50/p99 of warm cycles; with ``cpu`` (PostgreSQL), also CPU ms per cycle of this process and the database.
+    ``thread_id``: every run in that thread (a new call's id is checked against the thread's pending calls)."""
     agent = agent or build_agent()
     async with Runtime(agents={"bench": agent}, storage=store, policy=policy):
         for _ in range(min(200, cycles)):  # warm-up
-            await cycle(agent)
+            await cycle(agent, thread_id)
         backends = await _backends(store) if cpu is not None else []
         db0, me0 = _cpu(backends), time.process_time()
         samples = []
         for _ in range(cycles):
             t0 = time.perf_counter()
-            await cycle(agent)
+            await cycle(agent, thread_id)
             samples.append(time.perf_counter() - t0)
         if cpu is not None:
             cpu["client"] = (time.process_time() - me0) / cycles * 1000
@@ -158,6 +164,8 @@ async def main(cycles: int) -> None:
         for label, store in rows:
             p50, p99 = await measure(store, cycles)
             print(f"  {label:<48} p50 {p50:7.3f} ms   p99 {p99:7.3f} ms")
+        p50, p99 = await measure(SqliteStore(Path(tmp) / "thread.db"), cycles, thread_id="t1")
+        print(f"  {'in one thread, SqliteStore NORMAL':<48} p50 {p50:7.3f} ms   p99 {p99:7.3f} ms")
         p50, p99 = await measure(SqliteStore(Path(tmp) / "sup.db"), cycles, build_supervisor())
         print(f"  {'two-level supervisor, SqliteStore NORMAL':<48} p50 {p50:7.3f} ms   p99 {p99:7.3f} ms")
         p50, p99 = await measure(SqliteStore(Path(tmp) / "policy.db"), cycles, policy=BENCH_POLICY)

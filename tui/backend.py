@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # pydantic models: loaded with the runtime, not before the first frame
     from agent_core.chunks import Chunk
+    from tui.components.schedules import Maintenance
     from tui.context import RunContext
 
 Kind = Literal["approval", "input"]
@@ -268,6 +269,12 @@ class ConsoleBackend(Protocol):
 
     async def revoke_grant(self, grant_id: str) -> None: ...
 
+    @property
+    def maintenance(self) -> Maintenance | None:
+        """A local runtime's recovery and deadline sweep, which the console schedules
+        (``tui.components.schedules``); None when a server keeps the store."""
+        ...
+
     async def aclose(self) -> None: ...
 
 
@@ -436,6 +443,11 @@ class LocalBackend:
     def actor(self) -> str | None:
         return getattr(self.runtime, "actor", None)
 
+    @property
+    def maintenance(self) -> Maintenance | None:
+        runtime = self.runtime
+        return runtime if hasattr(runtime, "recover") and hasattr(runtime, "sweep") else None
+
     async def aclose(self) -> None:
         await self.runtime.aclose()
 
@@ -586,6 +598,10 @@ class RemoteBackend:
 
     async def revoke_grant(self, grant_id: str) -> None:
         await self.client.revoke_grant(grant_id)
+
+    @property
+    def maintenance(self) -> Maintenance | None:
+        return None  # the server recovers and sweeps its own store
 
     async def aclose(self) -> None:
         await self.client.aclose()

@@ -29,6 +29,15 @@ def serve_command(
     ] = None,
     webhook: WebhookOption = None,
     webhook_secret: WebhookSecretOption = None,
+    webhook_unsigned: Annotated[
+        bool, typer.Option("--webhook-unsigned", help="Send webhooks without a secret (refused otherwise)")
+    ] = False,
+    public_url: Annotated[
+        str | None, typer.Option("--public-url", help="Where browsers reach this server: signed approval links")
+    ] = None,
+    link_actor: Annotated[
+        str | None, typer.Option("--link-actor", help="The actor of decisions taken through links (approval-link)")
+    ] = None,
     policy: PolicyOption = None,
     shadow_policy: ShadowPolicyOption = None,
 ) -> None:
@@ -50,6 +59,9 @@ def serve_command(
             webhooks=webhook or None,
             webhook_secret=webhook_secret,
             demo_db=None if app_spec else db_location(Settings(db=db)),
+            webhook_unsigned=webhook_unsigned,
+            public_url=public_url,
+            link_actor=link_actor,
         )
     except ServeError as error:
         fail(str(error), 2)
