@@ -11,6 +11,7 @@ import pytest
 from tests.console.conftest import showing, wait_for
 from tests.console.fakes import NOW, FakeBackend, approval_call, sample_context
 from tui.app import WardenApp
+from tui.console_settings import ConsoleSettings
 from tui.screens.approval import ApprovalModal
 
 SIZES = {"80x24": (80, 24), "110x34": (110, 34)}
@@ -39,6 +40,7 @@ async def _open(pilot) -> None:
 @pytest.mark.parametrize("size", SIZES)
 def test_quorum_dialog(snap_compare, size):
     app = WardenApp(
-        quorum_backend(), approval_guard=0, now=lambda: NOW, picker_refresh=0, status_refresh=0, cursor_blink=False
+        quorum_backend(),
+        ConsoleSettings(approval_guard=0, now=lambda: NOW, picker_refresh=0, status_refresh=0, cursor_blink=False),
     )
     assert snap_compare(app, terminal_size=SIZES[size], run_before=_open)
