@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from agent_core import telemetry
 from agent_core.call_state import RunState
 from agent_core.chunks import Chunk, make_chunk
 from agent_core.definition import DelegateInput, HostedAgent
@@ -60,6 +61,13 @@ INTERRUPTED_DECLINED = (
     "The tool call was interrupted; it may or may not have run. The operator declined to run it again."
 )
 #: the verdict a stored call status asks for when its decision is applied here (``adopt``).
+#: ``warden.approval.decision`` of an applied plan (action, edited arguments).
+_OUTCOME: dict[tuple[Action, bool], str] = {
+    ("approve", False): "approved",
+    ("approve", True): "edited",
+    ("decline", False): "declined",
+    ("expire", False): "expired",
+}
 _ADOPTED: dict[str, Action] = {"approved": "approve", "declined": "decline", "resuming": "resume", "expired": "expire"}
 
 
@@ -302,6 +310,9 @@ class Decisions:
                 target.decline(plan.reason)
             else:
                 target.resume(plan.resume_data)
+            if call.kind == "approval" and telemetry.active():
+                outcome = _OUTCOME.get((plan.action, plan.args is not None), plan.action)
+                telemetry.decided(state, target, outcome, call.decided_by)
             state.followups.extend(plan.followups)
         except (asyncio.CancelledError, GeneratorExit):
             await asyncio.shield(self.store.release(run_id, owner, reset_call=call.tool_call_id))

@@ -29,6 +29,7 @@ from agent_core.fingerprint import fingerprint
 from agent_core.hooks import Blocked, execute_tool, on_input_available
 from agent_core.limits import args_problem
 from agent_core.models import Message, ModelDone, ModelRequestInfo, ModelResponse, TextDelta, ToolCall
+from agent_core.telemetry import RunTrace, chat_done, end_span, gated, granted
 from agent_core.tools import Suspension, Tool, ToolContext
 
 __all__ = ["DECLINED_MESSAGE", "EDITED_NOTE", "EXPIRED_MESSAGE", "Execution", "drive"]
@@ -57,6 +58,8 @@ class Execution:
     step_done: Callable[[], Awaitable[None]] | None = None
     #: finds a live grant that approves a gated call without asking (None: grants are not looked up).
     grant_for: GrantLookup | None = None
+    #: the spans of this advance (None: no OpenTelemetry SDK configured, nothing is traced).
+    trace: RunTrace | None = None
 
     def next_seq(self) -> int:
         assert self.top is not None
@@ -124,6 +127,8 @@ async def drive(agent: AgentDefinition, state: RunState, rt: Execution) -> Async
             step=state.step,
         )
         response: ModelResponse | None = None
+        span = None if rt.trace is None else rt.trace.chat(agent.id, state, model.model_id)
+        failed: str | None = None
         try:
             async for event in model.stream(agent.model_messages(state.messages), info):
                 if isinstance(event, TextDelta):
@@ -131,10 +136,15 @@ async def drive(agent: AgentDefinition, state: RunState, rt: Execution) -> Async
                         yield make_chunk("text-delta", run_id, text=event.text)
                 elif isinstance(event, ModelDone):
                     response = event.response
-        except WardenError:
+        except WardenError as exc:
+            failed = exc.message
             raise
         except Exception as exc:
-            raise ModelError(f"model {model.model_id} failed: {type(exc).__name__}: {exc}") from exc
+            failed = f"model {model.model_id} failed: {type(exc).__name__}: {exc}"
+            raise ModelError(failed) from exc
+        finally:
+            if span is not None:
+                chat_done(span, response, failed)
         if response is None:
             raise ModelError(f"model {model.model_id} ended its stream without a response")
         if response.usage is not None:
@@ -179,8 +189,10 @@ async def _process_calls(agent: AgentDefinition, state: RunState, rt: Execution)
                     timeout = _approval_timeout(agent, state, call)
                     expires_at = None if timeout is None else now + timeout
                     call.gate(fingerprint(call.name, call.args), rt.next_seq(), now, expires_at=expires_at)
+                    gated()
                     continue
                 call.admit(grant_id=grant_id)
+                granted(rt.trace, state, call, agent.id)
             else:
                 call.admit()
         if call.status == "declined":
@@ -227,7 +239,21 @@ def _run_call(agent: AgentDefinition, state: RunState, call: CallState, rt: Exec
         inner = _delegate(agent, state, call, rt)
     else:
         inner = _execute(agent, state, call, rt)
+    if rt.trace is not None:
+        inner = _traced(rt.trace, agent, state, call, inner)
     return inner if rt.before_start is None else _started(rt, call, inner)
+
+
+async def _traced(
+    trace: RunTrace, agent: AgentDefinition, state: RunState, call: CallState, inner: AsyncIterator[Chunk]
+) -> AsyncIterator[Chunk]:
+    """The call's ``execute_tool`` span, from its start to its result (or suspension)."""
+    trace.tool(agent.id, state, call)
+    try:
+        async for chunk in inner:
+            yield chunk
+    finally:
+        trace.tool_done(call)
 
 
 async def _started(rt: Execution, call: CallState, inner: AsyncIterator[Chunk]) -> AsyncIterator[Chunk]:
@@ -370,6 +396,7 @@ async def _delegate(agent: AgentDefinition, state: RunState, call: CallState, rt
     if child is None:
         child = child_state(sub, parent=state, prompt=DelegateInput.model_validate(call.run_args).prompt)
     call.delegate(child)
+    sub_span = None if rt.trace is None else rt.trace.sub_agent(call, sub.id, child)
     try:
         # A sub-agent's own chunks stay inside it: the top stream shows the
         # delegation's result, and every call waiting for a decision at any depth
@@ -380,6 +407,9 @@ async def _delegate(agent: AgentDefinition, state: RunState, call: CallState, rt
         call.resolve("error", f"Sub-agent {sub.id!r} failed: {exc.message}")
         yield make_chunk("tool-error", state.run_id, tool_call_id=call.id, tool_name=call.name, error=call.result)
         return
+    finally:
+        if sub_span is not None:
+            end_span(sub_span, call.result if call.result_kind == "error" else None)
     if child.outcome == "suspended":
         return
     text = "".join(m.content for m in child.messages[-1:] if m.role == "assistant")

@@ -26,6 +26,8 @@ from agent_core.limits import scrub
 from agent_core.notify import PendingCallback, PendingNotice, notify
 from agent_core.snapshot import pending_leaves, used_ids
 from agent_core.structured import parse_output
+from agent_core.telemetry import RunTrace
+from agent_core.telemetry import active as telemetry_active
 from storage.base import Store
 from storage.records import AuditRow, GrantRow, PendingCallRow, RunRow
 
@@ -59,7 +61,11 @@ class Runs:
         run_id = state.run_id
         began = time.time()
         rt = Execution(
-            request_policy=self.policies.get(run_id), ids=used_ids(state), top=state, grant_for=self.grant_for
+            request_policy=self.policies.get(run_id),
+            ids=used_ids(state),
+            top=state,
+            grant_for=self.grant_for,
+            trace=RunTrace(agent.id, state) if telemetry_active() else None,
         )
         if owner is not None:
             self._guard(rt, state, owner, applied)
@@ -81,6 +87,9 @@ class Runs:
             failure = exc
         except Exception as exc:  # a bug in user code outside a tool: still end cleanly
             failure = WardenError(f"{type(exc).__name__}: {exc}", code="AGENT_RUN_FAILED")
+        finally:
+            if rt.trace is not None:
+                rt.trace.end(state, None if failure is None else failure.message)
         structured: Any = None
         if failure is None and state.output_schema is not None and state.outcome == "finished":
             if state.finish_reason == "stop":
