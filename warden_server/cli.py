@@ -18,6 +18,7 @@ import uvicorn
 
 from agent_core import Runtime
 from agent_core.app_loader import AppLoadError, load_runtime
+from agent_core.telemetry_setup import TelemetrySetupError, configure_from_env
 from agent_core.webhooks import WebhookNotifier
 from warden_server.app import DEFAULT_BODY_TIMEOUT_SECONDS, DEFAULT_MAX_BODY_BYTES, check_token, create_app
 from warden_server.events import close_streams
@@ -137,6 +138,11 @@ def serve(
         level=getattr(logging, log_level.upper(), logging.INFO),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    try:
+        if configure_from_env():  # OTEL_* asked for traces/metrics and the application set no provider
+            log.info("OpenTelemetry SDK configured from OTEL_* variables")
+    except TelemetrySetupError as exc:
+        raise ServeError(exc.message) from None
     token = resolve_token(token)
     named: TokenSet | None = None
     if tokens_file:
