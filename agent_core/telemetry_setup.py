@@ -8,8 +8,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from agent_core.errors import WardenError
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.metrics.export import MetricExporter
+    from opentelemetry.sdk.trace.export import SpanExporter
 
 __all__ = ["TelemetrySetupError", "configure_from_env", "requested_exporters"]
 
@@ -83,7 +88,7 @@ def configure_from_env(env: Mapping[str, str] | None = None) -> bool:
     return True
 
 
-def _span_exporter(name: str):  # type: ignore[no-untyped-def]
+def _span_exporter(name: str) -> SpanExporter:
     if name == "console":
         from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
@@ -93,7 +98,7 @@ def _span_exporter(name: str):  # type: ignore[no-untyped-def]
     return OTLPSpanExporter()
 
 
-def _metric_exporter(name: str):  # type: ignore[no-untyped-def]
+def _metric_exporter(name: str) -> MetricExporter:
     if name == "console":
         from opentelemetry.sdk.metrics.export import ConsoleMetricExporter
 
