@@ -312,7 +312,7 @@ class Decisions:
                 target.resume(plan.resume_data)
             if call.kind == "approval" and telemetry.active():
                 outcome = _OUTCOME.get((plan.action, plan.args is not None), plan.action)
-                telemetry.decided(state, target, outcome, call.decided_by)
+                telemetry.decided(state, target, outcome, plan.actor)
             state.followups.extend(plan.followups)
         except (asyncio.CancelledError, GeneratorExit):
             await asyncio.shield(self.store.release(run_id, owner, reset_call=call.tool_call_id))
@@ -423,6 +423,7 @@ class Decisions:
             args=call.edited_args if action == "approve" else None,  # an approval with edited arguments
             reason=reason,
             resume_data=call.resume_data,
+            actor=call.decided_by,
         )
         return AgentStream(run_id, self._apply(agent, plan))
 
@@ -519,6 +520,7 @@ class _Check:
 
     def __call__(self, call: PendingCallRow, run: RunRow) -> Decision:
         decision, self.plan = self.decisions.check(self.agent, self.verdict, call, run, self.owner, self.followups)
+        self.plan.actor = decision.actor
         return decision
 
 
