@@ -23,20 +23,38 @@ if TYPE_CHECKING:
     from agent_core.call_state import CallState, RunState
     from agent_core.models import ModelResponse
 
-__all__ = ["RunTrace", "active", "chat_done", "decided", "end_span", "gated", "granted"]
+__all__ = ["RunTrace", "active", "provider_set", "chat_done", "decided", "end_span", "gated", "granted"]
 
 _PROPAGATOR = TraceContextTextMapPropagator()
 _API_MODULES = ("opentelemetry.trace", "opentelemetry.metrics")
+#: how often, at most, ``active()`` looks for a provider while none is set (seconds).
+RECHECK_SECONDS = 1.0
 _on = False
+_recheck_at = 0.0
 
 
 def active() -> bool:
-    """True once the application set a real tracer or meter provider (the API's own are no-ops)."""
-    global _on
-    if not _on:
-        providers = (trace.get_tracer_provider(), metrics.get_meter_provider())
-        _on = any(not type(p).__module__.startswith(_API_MODULES) for p in providers)
+    """True once the application set a real tracer or meter provider (the API's own are no-ops).
+
+    Asking the API costs microseconds (it reads the environment each time while no provider is
+    set), a few percent of an approval cycle: a "no" is kept for ``RECHECK_SECONDS``, so a provider
+    set later is picked up within a second, and a "yes" is kept for good (providers are set once).
+    """
+    global _on, _recheck_at
+    if _on:
+        return True
+    now = time.monotonic()
+    if now < _recheck_at:
+        return False
+    _recheck_at = now + RECHECK_SECONDS
+    _on = provider_set()
     return _on
+
+
+def provider_set() -> bool:
+    """Whether a tracer or meter provider other than the API's no-op is set (asked now, not cached)."""
+    providers = (trace.get_tracer_provider(), metrics.get_meter_provider())
+    return any(not type(p).__module__.startswith(_API_MODULES) for p in providers)
 
 
 class _Instruments:

@@ -58,10 +58,10 @@ def configure_from_env(env: Mapping[str, str] | None = None) -> bool:
 
     Does nothing when nothing is asked, or when the application already set a provider.
     """
-    from agent_core.telemetry import active
+    from agent_core.telemetry import provider_set
 
     traces, metric_names = requested_exporters(os.environ if env is None else env)
-    if not (traces or metric_names) or active():
+    if not (traces or metric_names) or provider_set():
         return False
     try:
         from opentelemetry import metrics, trace

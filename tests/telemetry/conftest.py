@@ -29,6 +29,7 @@ def reset_globals() -> None:
     metrics_internal._METER_PROVIDER_SET_ONCE = Once()
     metrics_internal._METER_PROVIDER = None
     telemetry._on = False
+    telemetry._recheck_at = 0.0
     telemetry._instruments = None
 
 
