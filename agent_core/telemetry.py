@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from agent_core.call_state import CallState, RunState
     from agent_core.models import ModelResponse
 
-__all__ = ["RunTrace", "active", "provider_set", "chat_done", "decided", "end_span", "gated", "granted"]
+__all__ = ["RunTrace", "active", "chat_done", "decided", "end_span", "gated", "granted", "provider_set"]
 
 _PROPAGATOR = TraceContextTextMapPropagator()
 _API_MODULES = ("opentelemetry.trace", "opentelemetry.metrics")
