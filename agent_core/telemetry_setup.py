@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agent_core.errors import WardenError
 
@@ -16,7 +16,10 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.metrics.export import MetricExporter
     from opentelemetry.sdk.trace.export import SpanExporter
 
-__all__ = ["TelemetrySetupError", "configure_from_env", "requested_exporters"]
+__all__ = ["TelemetrySetupError", "configure_from_env", "flush", "requested_exporters"]
+
+#: the providers ``configure_from_env`` installed (their ``shutdown`` exports what is buffered).
+_installed: list[Any] = []
 
 _ENDPOINTS = (
     "OTEL_EXPORTER_OTLP_ENDPOINT",
@@ -82,10 +85,23 @@ def configure_from_env(env: Mapping[str, str] | None = None) -> bool:
         for name in traces:
             provider.add_span_processor(BatchSpanProcessor(_span_exporter(name)))
         trace.set_tracer_provider(provider)
+        _installed.append(provider)
     if metric_names:
         readers: list[MetricReader] = [PeriodicExportingMetricReader(_metric_exporter(n)) for n in metric_names]
-        metrics.set_meter_provider(MeterProvider(resource=resource, metric_readers=readers))
+        meter_provider = MeterProvider(resource=resource, metric_readers=readers)
+        metrics.set_meter_provider(meter_provider)
+        _installed.append(meter_provider)
     return True
+
+
+def flush() -> None:
+    """Export what the providers installed here still buffer, and stop them.
+
+    The SDK does this at interpreter exit, but a server stopped by a signal may end without running
+    exit handlers (uvicorn re-raises the signal): ``warden serve`` calls this as it shuts down.
+    """
+    while _installed:
+        _installed.pop().shutdown()
 
 
 def _span_exporter(name: str) -> SpanExporter:

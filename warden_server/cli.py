@@ -19,6 +19,7 @@ import uvicorn
 from agent_core import Runtime
 from agent_core.app_loader import AppLoadError, load_runtime
 from agent_core.telemetry_setup import TelemetrySetupError, configure_from_env
+from agent_core.telemetry_setup import flush as flush_telemetry
 from agent_core.webhooks import WebhookNotifier
 from warden_server.app import DEFAULT_BODY_TIMEOUT_SECONDS, DEFAULT_MAX_BODY_BYTES, check_token, create_app
 from warden_server.events import close_streams
@@ -102,6 +103,7 @@ class _Server(uvicorn.Server):
         # ``GET /api/events`` would otherwise hold the stop for the whole grace period.
         close_streams(self.config.app)
         await super().shutdown(sockets=sockets)
+        flush_telemetry()  # spans and metrics still buffered, before the process may end by its signal
 
     async def startup(self, sockets: Any = None) -> None:
         await super().startup(sockets=sockets)
