@@ -79,7 +79,9 @@ def configure_from_env(env: Mapping[str, str] | None = None) -> bool:
             "install it with: pip install 'warden[otel]'"
         ) from None
     # OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES are read by the SDK; "warden" when neither names a service.
-    resource = Resource.create({"service.name": "warden"}).merge(Resource.create())
+    resource = Resource.create()
+    if str(resource.attributes.get("service.name", "")).startswith("unknown_service"):
+        resource = resource.merge(Resource({"service.name": "warden"}))
     if traces:
         provider = TracerProvider(resource=resource)
         for name in traces:

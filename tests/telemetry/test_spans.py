@@ -210,3 +210,20 @@ async def test_no_sdk_no_spans_and_no_traceparent(no_sdk: None, tmp_path) -> Non
         assert json.loads((await store.get_run(stream.run_id)).snapshot)["traceparent"] is None
         await drain(await agent.approve_tool_call(run_id=stream.run_id))
     assert log == ["abc-123"]
+
+
+async def test_a_call_approved_by_a_grant_is_a_granted_wait_of_zero(otel: Otel, tmp_path) -> None:
+    log: list[str] = []
+    agent = make_agent(log)
+    async with Runtime(agents={"ops": agent}, storage=SqliteStore(tmp_path / "w.db")) as runtime:
+        grant = await runtime.grant("delete_tool", scope="agent", agent_id="ops", args_match={"id": "abc-123"})
+        stream = await agent.stream("delete abc-123")
+        await drain(stream)
+    assert stream.status == "finished" and log == ["abc-123"]
+    wait = otel.one("await_approval delete_tool")
+    assert wait.attributes["warden.approval.decision"] == "granted"
+    assert wait.attributes["warden.approval.wait_ms"] == 0.0
+    assert wait.attributes["warden.grant.id"] == grant.id
+    assert parent_id(wait) == otel.one("invoke_agent ops").context.span_id
+    assert {p.attributes["decision"]: p.value for p in otel.points("warden.decisions")} == {"granted": 1}
+    assert otel.points("warden.approvals.pending") == []  # never pending
