@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
+from opentelemetry import trace
 from opentelemetry.trace import StatusCode
 
 from agent_core import Agent, Runtime, create_tool, fingerprint, telemetry
@@ -227,3 +228,13 @@ async def test_a_call_approved_by_a_grant_is_a_granted_wait_of_zero(otel: Otel, 
     assert parent_id(wait) == otel.one("invoke_agent ops").context.span_id
     assert {p.attributes["decision"]: p.value for p in otel.points("warden.decisions")} == {"granted": 1}
     assert otel.points("warden.approvals.pending") == []  # never pending
+
+
+async def test_a_run_started_inside_an_application_span_is_its_child(otel: Otel) -> None:
+    agent = Agent(id="ops", model=script("hello"))
+    with trace.get_tracer("app").start_as_current_span("handle request") as outer:
+        stream = await agent.stream("hi")
+    await drain(stream)
+    run = otel.one("invoke_agent ops")
+    assert parent_id(run) == outer.get_span_context().span_id
+    assert run.context.trace_id == outer.get_span_context().trace_id
