@@ -310,7 +310,7 @@ class Decisions:
                 target.decline(plan.reason)
             else:
                 target.resume(plan.resume_data)
-            if call.kind == "approval" and telemetry.active():
+            if call.kind == "approval":
                 outcome = _OUTCOME.get((plan.action, plan.args is not None), plan.action)
                 telemetry.decided(state, target, outcome, plan.actor)
             state.followups.extend(plan.followups)

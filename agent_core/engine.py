@@ -16,6 +16,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
@@ -29,8 +30,11 @@ from agent_core.fingerprint import fingerprint
 from agent_core.hooks import Blocked, execute_tool, on_input_available
 from agent_core.limits import args_problem
 from agent_core.models import Message, ModelDone, ModelRequestInfo, ModelResponse, TextDelta, ToolCall
-from agent_core.telemetry import RunTrace, chat_done, end_span, gated, granted
+from agent_core.telemetry import gated, granted
 from agent_core.tools import Suspension, Tool, ToolContext
+
+if TYPE_CHECKING:
+    from agent_core.telemetry_spans import RunTrace
 
 __all__ = ["DECLINED_MESSAGE", "EDITED_NOTE", "EXPIRED_MESSAGE", "Execution", "drive"]
 
@@ -127,7 +131,8 @@ async def drive(agent: AgentDefinition, state: RunState, rt: Execution) -> Async
             step=state.step,
         )
         response: ModelResponse | None = None
-        span = None if rt.trace is None else rt.trace.chat(agent.id, state, model.model_id)
+        tracing = rt.trace
+        span = None if tracing is None else tracing.chat(agent.id, state, model.model_id)
         failed: str | None = None
         try:
             async for event in model.stream(agent.model_messages(state.messages), info):
@@ -143,8 +148,8 @@ async def drive(agent: AgentDefinition, state: RunState, rt: Execution) -> Async
             failed = f"model {model.model_id} failed: {type(exc).__name__}: {exc}"
             raise ModelError(failed) from exc
         finally:
-            if span is not None:
-                chat_done(span, response, failed)
+            if tracing is not None and span is not None:
+                tracing.chat_done(span, response, failed)
         if response is None:
             raise ModelError(f"model {model.model_id} ended its stream without a response")
         if response.usage is not None:
@@ -396,7 +401,8 @@ async def _delegate(agent: AgentDefinition, state: RunState, call: CallState, rt
     if child is None:
         child = child_state(sub, parent=state, prompt=DelegateInput.model_validate(call.run_args).prompt)
     call.delegate(child)
-    sub_span = None if rt.trace is None else rt.trace.sub_agent(call, sub.id, child)
+    tracing = rt.trace
+    sub_span = None if tracing is None else tracing.sub_agent(call, sub.id, child)
     try:
         # A sub-agent's own chunks stay inside it: the top stream shows the
         # delegation's result, and every call waiting for a decision at any depth
@@ -408,8 +414,8 @@ async def _delegate(agent: AgentDefinition, state: RunState, call: CallState, rt
         yield make_chunk("tool-error", state.run_id, tool_call_id=call.id, tool_name=call.name, error=call.result)
         return
     finally:
-        if sub_span is not None:
-            end_span(sub_span, call.result if call.result_kind == "error" else None)
+        if tracing is not None and sub_span is not None:
+            tracing.end_span(sub_span, call.result if call.result_kind == "error" else None)
     if child.outcome == "suspended":
         return
     text = "".join(m.content for m in child.messages[-1:] if m.role == "assistant")

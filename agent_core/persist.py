@@ -26,8 +26,7 @@ from agent_core.limits import scrub
 from agent_core.notify import PendingCallback, PendingNotice, notify
 from agent_core.snapshot import pending_leaves, used_ids
 from agent_core.structured import parse_output
-from agent_core.telemetry import RunTrace
-from agent_core.telemetry import active as telemetry_active
+from agent_core.telemetry import start_run
 from storage.base import Store
 from storage.records import AuditRow, GrantRow, PendingCallRow, RunRow
 
@@ -65,7 +64,7 @@ class Runs:
             ids=used_ids(state),
             top=state,
             grant_for=self.grant_for,
-            trace=RunTrace(agent.id, state) if telemetry_active() else None,
+            trace=start_run(agent.id, state),
         )
         if owner is not None:
             self._guard(rt, state, owner, applied)

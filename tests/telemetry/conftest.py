@@ -20,7 +20,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.util._once import Once
 
-from agent_core import telemetry
+from agent_core import telemetry, telemetry_spans
 
 
 def reset_globals() -> None:
@@ -30,7 +30,7 @@ def reset_globals() -> None:
     metrics_internal._METER_PROVIDER = None
     telemetry._on = False
     telemetry._recheck_at = 0.0
-    telemetry._instruments = None
+    telemetry_spans._instruments = None
 
 
 @dataclass

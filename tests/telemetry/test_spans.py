@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 from opentelemetry import trace
 from opentelemetry.trace import StatusCode
@@ -12,6 +16,8 @@ from agent_core import Agent, Runtime, create_tool, fingerprint, telemetry
 from storage import SqliteStore
 from tests.helpers import IdIn, drain, recording_tool, script
 from tests.telemetry.conftest import Otel
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def make_agent(log: list[str], **tool_options) -> Agent:
@@ -238,3 +244,26 @@ async def test_a_run_started_inside_an_application_span_is_its_child(otel: Otel)
     run = otel.one("invoke_agent ops")
     assert parent_id(run) == outer.get_span_context().span_id
     assert run.context.trace_id == outer.get_span_context().trace_id
+
+
+def test_without_a_provider_the_api_is_never_imported() -> None:
+    """The cheap path: a whole approval cycle in a fresh process leaves ``opentelemetry`` unimported."""
+    code = (
+        "import asyncio, sys\n"
+        "from tests.helpers import drain, recording_tool, script\n"
+        "from agent_core import Agent\n"
+        "async def main():\n"
+        "    log = []\n"
+        "    agent = Agent(id='ops', model=script([('delete_tool', {'id': 'a'}, 'c1')], 'done'),\n"
+        "                  tools={'delete_tool': recording_tool(log, id='delete_tool')})\n"
+        "    stream = await agent.stream('go')\n"
+        "    await drain(stream)\n"
+        "    await drain(await agent.approve_tool_call(run_id=stream.run_id))\n"
+        "    assert log == ['a'], log\n"
+        "asyncio.run(main())\n"
+        "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
