@@ -21,7 +21,10 @@ if TYPE_CHECKING:
     from agent_core.call_state import CallState, RunState
     from agent_core.telemetry_spans import RunTrace
 
-__all__ = ["RECHECK_SECONDS", "active", "decided", "gated", "granted", "provider_set", "start_run"]
+#: (``warden.policy.version``, ``warden.policy.rule``) of a decision a policy took; (None, None): none did.
+Policy = tuple[str | None, str | None]
+
+__all__ = ["RECHECK_SECONDS", "Policy", "active", "decided", "gated", "granted", "provider_set", "start_run"]
 
 #: how often, at most, ``active()`` looks for a provider while none is set (seconds).
 RECHECK_SECONDS = 1.0
@@ -85,17 +88,12 @@ def granted(rt_trace: RunTrace | None, state: RunState, call: CallState, agent_i
         telemetry_spans.granted(rt_trace, state, call, agent_id)
 
 
-def decided(
-    top: RunState,
-    call: CallState,
-    decision: str,
-    actor: str | None,
-    *,
-    policy_version: str | None = None,
-    policy_rule: str | None = None,
-) -> None:
-    """A decision on a gated call was applied here: its ``await_approval`` span and the metrics."""
+def decided(top: RunState, call: CallState, decision: str, actor: str | None, policy: Policy = (None, None)) -> None:
+    """A decision on a gated call was applied here: its ``await_approval`` span and the metrics.
+
+    ``policy``: the (version, rule) of the policy that decided, when one did.
+    """
     if active():
         from agent_core import telemetry_spans
 
-        telemetry_spans.decided(top, call, decision, actor, policy_version=policy_version, policy_rule=policy_rule)
+        telemetry_spans.decided(top, call, decision, actor, policy)

@@ -17,6 +17,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 if TYPE_CHECKING:
     from agent_core.call_state import CallState, RunState
     from agent_core.models import ModelResponse
+    from agent_core.telemetry import Policy
 
 __all__ = ["RunTrace", "chat_done", "decided", "end_span", "gated", "granted"]
 
@@ -159,15 +160,7 @@ def granted(rt_trace: RunTrace | None, state: RunState, call: CallState, agent_i
     _tracer().start_span(f"await_approval {call.name}", context=parent, attributes=attrs).end()
 
 
-def decided(
-    top: RunState,
-    call: CallState,
-    decision: str,
-    actor: str | None,
-    *,
-    policy_version: str | None = None,
-    policy_rule: str | None = None,
-) -> None:
+def decided(top: RunState, call: CallState, decision: str, actor: str | None, policy: Policy) -> None:
     """A decision on a gated call was applied here: end its wait as an ``await_approval`` span.
 
     The span starts when the call was gated (``pending_since``, stored) and is a child of the run's
@@ -180,10 +173,11 @@ def decided(
     ins.wait.record(waited, {"decision": decision})
     ins.decisions.add(1, {"decision": decision})
     attrs = _approval_attributes(top.run_id, call, decision, actor, waited)
-    if policy_version is not None:
-        attrs["warden.policy.version"] = policy_version
-    if policy_rule is not None:
-        attrs["warden.policy.rule"] = policy_rule
+    version, rule = policy
+    if version is not None:
+        attrs["warden.policy.version"] = version
+    if rule is not None:
+        attrs["warden.policy.rule"] = rule
     span = _tracer().start_span(
         f"await_approval {call.name}",
         context=_context_of(top.traceparent),

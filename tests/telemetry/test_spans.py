@@ -42,6 +42,12 @@ async def suspended(agent: Agent, **kw):
     return stream
 
 
+async def stored_traceparent(store: SqliteStore, run_id: str) -> str | None:
+    row = await store.get_run(run_id)
+    assert row is not None
+    return json.loads(row.snapshot)["traceparent"]
+
+
 def parent_id(span) -> int | None:
     return None if span.parent is None else span.parent.span_id
 
@@ -55,9 +61,10 @@ async def test_approved_call_spans_names_attributes_and_parentage(otel: Otel, tm
         first = otel.one("invoke_agent ops")
         assert otel.named("execute_tool delete_tool") == [] and otel.named("await_approval delete_tool") == []
         # the run's traceparent is stored in its snapshot: the first invoke_agent span
-        stored = json.loads((await store.get_run(stream.run_id)).snapshot)
         ctx = first.context
-        assert stored["traceparent"].startswith(f"00-{ctx.trace_id:032x}-{ctx.span_id:016x}-")
+        assert (await stored_traceparent(store, stream.run_id) or "").startswith(
+            f"00-{ctx.trace_id:032x}-{ctx.span_id:016x}-"
+        )
         await drain(await agent.approve_tool_call(run_id=stream.run_id, actor="alice"))
     assert log == ["abc-123"]
 
@@ -214,7 +221,7 @@ async def test_no_sdk_no_spans_and_no_traceparent(no_sdk: None, tmp_path) -> Non
     async with Runtime(agents={"ops": agent}, storage=store):
         stream = await suspended(agent)
         assert telemetry.active() is False
-        assert json.loads((await store.get_run(stream.run_id)).snapshot)["traceparent"] is None
+        assert await stored_traceparent(store, stream.run_id) is None
         await drain(await agent.approve_tool_call(run_id=stream.run_id))
     assert log == ["abc-123"]
 
@@ -267,3 +274,19 @@ def test_without_a_provider_the_api_is_never_imported() -> None:
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_policy_attributes_are_set_only_when_a_policy_decided(otel: Otel) -> None:
+    from agent_core.call_state import CallState, RunState
+
+    state = RunState(run_id="run_1", agent_id="ops", agent_path=["ops"])
+    call = CallState(id="c1", name="delete_tool", args={"id": "a"})
+    call.gate(fingerprint("delete_tool", {"id": "a"}), 1, 1000.0)
+    telemetry.decided(state, call, "blocked", "policy", ("v3", "no-deletes"))
+    telemetry.decided(state, call, "approved", "alice")
+    blocked, approved = otel.named("await_approval delete_tool")
+    assert blocked.attributes["warden.policy.version"] == "v3"
+    assert blocked.attributes["warden.policy.rule"] == "no-deletes"
+    assert blocked.attributes["warden.approval.decision"] == "blocked"
+    assert "warden.policy.version" not in approved.attributes and "warden.policy.rule" not in approved.attributes
+    assert blocked.start_time == 1000 * 10**9  # the gating time, not the moment the decision was applied
