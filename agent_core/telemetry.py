@@ -19,12 +19,10 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from agent_core.call_state import CallState, RunState
-    from agent_core.telemetry_spans import RunTrace
+    from agent_core.telemetry_spans import Policy, RunTrace
 
-#: (``warden.policy.version``, ``warden.policy.rule``) of a decision a policy took; (None, None): none did.
-Policy = tuple[str | None, str | None]
 
-__all__ = ["RECHECK_SECONDS", "Policy", "active", "decided", "gated", "granted", "provider_set", "start_run"]
+__all__ = ["RECHECK_SECONDS", "active", "decided", "gated", "granted", "provider_set", "start_run"]
 
 #: how often, at most, ``active()`` looks for a provider while none is set (seconds).
 RECHECK_SECONDS = 1.0

@@ -17,9 +17,11 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 if TYPE_CHECKING:
     from agent_core.call_state import CallState, RunState
     from agent_core.models import ModelResponse
-    from agent_core.telemetry import Policy
 
-__all__ = ["RunTrace", "chat_done", "decided", "end_span", "gated", "granted"]
+#: (``warden.policy.version``, ``warden.policy.rule``) of a decision a policy took; (None, None): none did.
+Policy = tuple[str | None, str | None]
+
+__all__ = ["Policy", "RunTrace", "chat_done", "decided", "end_span", "gated", "granted"]
 
 _PROPAGATOR = TraceContextTextMapPropagator()
 

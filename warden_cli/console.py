@@ -12,13 +12,8 @@ if TYPE_CHECKING:
 
 def open_local_console(settings: Settings, *, actor: str | None = None) -> None:
     """The console on a local runtime; it checks ``--app``/``--model`` and exits with one line on a mistake."""
-    from agent_core.telemetry_setup import TelemetrySetupError, configure_from_env
     from tui.launch import open_local
 
-    try:
-        configure_from_env()  # only when OTEL_* variables ask for it and no provider is set
-    except TelemetrySetupError as exc:
-        raise SystemExit(f"warden: {exc.message}") from None
     open_local(settings, actor=actor)
 
 

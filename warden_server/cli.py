@@ -140,11 +140,6 @@ def serve(
         level=getattr(logging, log_level.upper(), logging.INFO),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    try:
-        if configure_from_env():  # OTEL_* asked for traces/metrics and the application set no provider
-            log.info("OpenTelemetry SDK configured from OTEL_* variables")
-    except TelemetrySetupError as exc:
-        raise ServeError(exc.message) from None
     token = resolve_token(token)
     named: TokenSet | None = None
     if tokens_file:
@@ -164,6 +159,11 @@ def serve(
         runtime = demo_runtime(demo_db)
     else:
         raise ServeError("nothing to serve: give an app (module:attribute) or the demo agents' store")
+    try:
+        if configure_from_env():  # OTEL_* asked for traces/metrics and the app set no provider (it is imported first)
+            log.info("OpenTelemetry SDK configured from OTEL_* variables")
+    except TelemetrySetupError as exc:
+        raise ServeError(exc.message) from None
     if token and len(token) < 16:
         log.warning(
             "the API token is short (%d characters): use a long random one, e.g. `openssl rand -hex 32`", len(token)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
@@ -54,3 +56,26 @@ async def test_the_installed_sdk_traces_warden_runs(no_sdk: None) -> None:
     await drain(await agent.stream("hi"))
     assert sorted(s.name for s in seen.get_finished_spans()) == ["chat function", "invoke_agent ops"]
     flush()
+
+
+def test_an_app_that_sets_its_own_provider_keeps_it(no_sdk: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--app`` is imported before ``OTEL_*`` is read (serve, the console, ``warden runs``)."""
+    from warden_demo.runtime_choice import Settings, runtime_and_store_label
+
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "console")
+    monkeypatch.delitem(sys.modules, "tests.apps.otel_own_provider", raising=False)
+    runtime, _ = runtime_and_store_label(Settings(app="tests.apps.otel_own_provider:runtime"))
+    from tests.apps import otel_own_provider
+
+    assert runtime is otel_own_provider.runtime
+    assert trace.get_tracer_provider() is otel_own_provider.provider
+
+
+def test_a_bad_exporter_name_is_one_line_before_any_runtime(no_sdk: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    from warden_demo.runtime_choice import CliError, Settings, demo_runtime_builder
+
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "jaeger")
+    with pytest.raises(CliError) as info:
+        demo_runtime_builder(Settings())
+    assert str(info.value).startswith("TELEMETRY_SETUP_FAILED: OTEL_TRACES_EXPORTER='jaeger'")
+    assert telemetry.provider_set() is False
