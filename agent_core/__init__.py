@@ -15,18 +15,23 @@ if TYPE_CHECKING:
     from agent_core.chunks import Chunk
     from agent_core.definition import ToolCallInfo
     from agent_core.errors import (
+        ActorRequired,
         AgentNotFound,
         AlreadyDecided,
+        AlreadyVoted,
         AmbiguousToolCall,
         ApprovalExpired,
         CorruptSnapshot,
+        EditNotSupported,
         FingerprintMismatch,
         GrantNotAllowed,
         GrantNotFound,
         InvalidRequest,
         ModelError,
+        PolicyInvalid,
         ProviderConfigError,
         ResumeDataInvalid,
+        SelfApprovalNotAllowed,
         SnapshotNotFound,
         StructuredOutputInvalid,
         SuspendPayloadInvalid,
@@ -40,6 +45,7 @@ if TYPE_CHECKING:
     from agent_core.hooks import ToolHookCall
     from agent_core.mcp import mcp_tools
     from agent_core.memory import Memory
+    from agent_core.policy import Policy, PolicyDecision, PolicyRule
     from agent_core.runtime import Runtime
     from agent_core.stream import AgentStream, GenerateResult
     from agent_core.tools import Tool, ToolContext, ToolWriter, create_tool, tool
@@ -54,7 +60,10 @@ _EXPORTS: dict[str, str] = {
     "Agent": "agent_core.agent",
     "Chunk": "agent_core.chunks",
     "ToolCallInfo": "agent_core.definition",
+    "ActorRequired": "agent_core.errors",
     "AgentNotFound": "agent_core.errors",
+    "AlreadyVoted": "agent_core.errors",
+    "SelfApprovalNotAllowed": "agent_core.errors",
     "AlreadyDecided": "agent_core.errors",
     "AmbiguousToolCall": "agent_core.errors",
     "ApprovalExpired": "agent_core.errors",
@@ -64,11 +73,13 @@ _EXPORTS: dict[str, str] = {
     "GrantNotFound": "agent_core.errors",
     "InvalidRequest": "agent_core.errors",
     "ModelError": "agent_core.errors",
+    "PolicyInvalid": "agent_core.errors",
     "ProviderConfigError": "agent_core.errors",
     "ResumeDataInvalid": "agent_core.errors",
     "SnapshotNotFound": "agent_core.errors",
     "StructuredOutputInvalid": "agent_core.errors",
     "SuspendPayloadInvalid": "agent_core.errors",
+    "EditNotSupported": "agent_core.errors",
     "ToolArgsInvalid": "agent_core.errors",
     "ToolCallNotSuspended": "agent_core.errors",
     "ToolOutputNotSerializable": "agent_core.errors",
@@ -77,6 +88,9 @@ _EXPORTS: dict[str, str] = {
     "ToolHookCall": "agent_core.hooks",
     "mcp_tools": "agent_core.mcp",
     "Memory": "agent_core.memory",
+    "Policy": "agent_core.policy",
+    "PolicyDecision": "agent_core.policy",
+    "PolicyRule": "agent_core.policy",
     "Runtime": "agent_core.runtime",
     "AgentStream": "agent_core.stream",
     "GenerateResult": "agent_core.stream",
@@ -106,14 +120,17 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "ActorRequired",
     "Agent",
     "AgentNotFound",
     "AgentStream",
     "AlreadyDecided",
+    "AlreadyVoted",
     "AmbiguousToolCall",
     "ApprovalExpired",
     "Chunk",
     "CorruptSnapshot",
+    "EditNotSupported",
     "FingerprintMismatch",
     "GenerateResult",
     "Grant",
@@ -123,9 +140,14 @@ __all__ = [
     "Memory",
     "ModelError",
     "PendingToolCall",
+    "Policy",
+    "PolicyDecision",
+    "PolicyInvalid",
+    "PolicyRule",
     "ProviderConfigError",
     "ResumeDataInvalid",
     "Runtime",
+    "SelfApprovalNotAllowed",
     "SnapshotNotFound",
     "StructuredOutputInvalid",
     "SuspendPayloadInvalid",

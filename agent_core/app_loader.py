@@ -61,4 +61,9 @@ def load_runtime(spec: str) -> Runtime:
             raise AppLoadError(f"--app {spec!r} is an async factory; give a Runtime or a plain function returning one")
     if not isinstance(obj, Runtime):
         raise AppLoadError(f"--app {spec!r} is a {type(obj).__name__}, not an agent_core.Runtime")
-    return obj
+    from agent_core.policy_env import apply_policy_env
+
+    try:
+        return apply_policy_env(obj)
+    except WardenError as exc:  # a bad --policy file: one line, like a bad --app
+        raise AppLoadError(exc.message) from exc

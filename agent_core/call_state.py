@@ -59,6 +59,7 @@ Event = Literal[
     "fail",
     "deny",
     "lapse",
+    "block",
 ]
 
 #: event -> (states it may leave from, state it leads to)
@@ -75,6 +76,7 @@ TRANSITIONS: dict[Event, tuple[frozenset[CallStatus], CallStatus]] = {
     "fail": (frozenset({"new", "approved", "resuming", "delegated"}), "done"),
     "deny": (frozenset({"declined"}), "done"),
     "lapse": (frozenset({"expired"}), "done"),
+    "block": (frozenset({"new"}), "declined"),
 }
 #: A call in one of these states blocks its step until someone decides.
 WAITING: frozenset[str] = frozenset({"awaiting_approval", "suspended", "delegated"})
@@ -110,6 +112,14 @@ class CallState(BaseModel):
     expired_at: float | None = None
     #: the grant that approved the call without asking (None: not by a grant).
     grant_id: str | None = None
+    #: the policy (version) and rule that decided the call (None: the run has no policy / no rule matched).
+    policy_version: str | None = None
+    policy_rule: str | None = None
+    policy_reason: str | None = None
+    #: distinct approvals the matching ``ask`` rules need (``approvers``).
+    approvers_required: int = 1
+    #: a policy ``deny`` blocked the call (nothing overrides it).
+    blocked: bool = False
 
     @property
     def waiting(self) -> bool:
@@ -144,6 +154,11 @@ class CallState(BaseModel):
         """The policy lets the call run without approval (or a grant approves it)."""
         self._move("admit")
         self.grant_id = grant_id
+
+    def block(self, reason: str) -> None:
+        """A policy denies the call: it never runs, whatever a flag, grant or operator says."""
+        self._move("block")
+        self.reason, self.blocked = reason, True
 
     def approve(self, args: dict[str, Any] | None = None) -> None:
         """An operator approves; ``args``: the validated arguments to run with instead (an edit)."""
@@ -203,6 +218,10 @@ class RunState(BaseModel):
     step: int = 0
     max_steps: int = 10
     policy: PolicyMode = "none"
+    #: the policies the run started under, version -> body (``agent_core.policy_gate``): any process evaluates them.
+    policies: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    #: who started the run (``actor=`` on stream/generate, else the runtime's): never counts toward a quorum.
+    requested_by: str | None = None
     request_context: dict[str, Any] = Field(default_factory=dict)
     calls: list[CallState] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
@@ -221,6 +240,9 @@ class RunState(BaseModel):
     #: the W3C traceparent of the run's first ``invoke_agent`` span (None: not traced), so a decision
     #: taken in any process continues the run's trace (``agent_core.telemetry``).
     traceparent: str | None = None
+    #: the serialised state of a run hosted from another framework (``agent_core.adapters``): its
+    #: message history, ``RunState`` JSON or checkpoint reference; None for Warden's own agents.
+    framework_state: Any = None
     outcome: Literal["running", "suspended", "finished", "failed"] = "running"
     finish_reason: str | None = None
     error: str | None = None

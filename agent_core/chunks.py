@@ -63,6 +63,12 @@ class ToolCallApprovalPayload(Payload):
     agent_path: list[str] = Field(default_factory=list)
     #: the approval deadline (``approval_timeout``); None: it waits until decided (left out of JSON).
     expires_at: datetime | None = None
+    #: the policy rule that asked (None: no rule), its reason, and the distinct approvals it needs.
+    policy_rule: str | None = None
+    policy_reason: str | None = None
+    approvers_required: int = 1
+    #: the votes so far (``{actor, at}``) of a quorum (``approvers_required`` >= 2).
+    approvals: list[dict[str, Any]] = Field(default_factory=list)
 
     @model_serializer(mode="wrap")
     def _drop_no_deadline(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -112,6 +118,8 @@ class ToolOutputDeniedPayload(Payload):
     tool_name: str
     args: dict[str, Any]
     reason: str
+    #: the policy rule that blocked the call (a policy ``deny``); None: declined by an operator.
+    policy_rule: str | None = None
 
 
 class ToolCallExpiredPayload(Payload):

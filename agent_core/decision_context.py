@@ -19,6 +19,8 @@ from pydantic.alias_generators import to_camel
 
 from agent_core.call_state import CallState, RunState
 from agent_core.models import Message
+from agent_core.quorum import approvals_of, quorum_line
+from agent_core.snapshot import find_call
 
 #: ``(agent_path, tool_name) -> description``; None when the tool is unknown here.
 DescribeTool = Callable[[list[str], str], str | None]
@@ -56,6 +58,25 @@ class CallContext(_View):
     of: int = 1
     step_calls: list[StepCall] = Field(default_factory=list)
     pending_since: float | None = None
+    #: the policy rule that asked for this approval, its reason, the policy's version, and the approvals needed.
+    policy_rule: str | None = None
+    policy_reason: str | None = None
+    policy_version: str | None = None
+    approvers_required: int = 1
+    #: the votes so far of a quorum (``{actor, at}``), from the audit log.
+    approvals: list[dict[str, Any]] = Field(default_factory=list)
+
+    @property
+    def policy_line(self) -> str | None:
+        """``rule big-refunds: refunds over 1000 need two people`` (None: no rule asked)."""
+        if self.policy_rule is None:
+            return None
+        return f"rule {self.policy_rule}: {self.policy_reason}" if self.policy_reason else f"rule {self.policy_rule}"
+
+    @property
+    def quorum_line(self) -> str | None:
+        """``1 of 2 approvals (alice)`` for a four-eyes call (None: one approver is enough)."""
+        return quorum_line(self.approvals, self.approvers_required) if self.approvers_required > 1 else None
 
 
 class TranscriptEntry(_View):
@@ -154,6 +175,10 @@ def call_context(
             StepCall(tool_call_id=c.id, tool_name=c.name, args=c.args, state=_call_state_label(c)) for c in owner.calls
         ],
         pending_since=call.pending_since or None,
+        policy_rule=call.policy_rule,
+        policy_reason=call.policy_reason,
+        policy_version=call.policy_version,
+        approvers_required=call.approvers_required,
     )
 
 
@@ -298,5 +323,9 @@ async def run_context(runtime: Any, run_id: str) -> RunContextView:
     for call_id in _call_ids(state):
         ctx = call_context(state, call_id, describe_tool=describe)
         if ctx is not None:
+            if ctx.approvers_required > 1:
+                found = find_call(state, call_id)
+                fp = found[1].fingerprint if found else ""
+                ctx.approvals = approvals_of(audit, fp)
             calls[call_id] = ctx
     return RunContextView(run_id, calls, transcript(state), decisions)

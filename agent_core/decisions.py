@@ -33,6 +33,7 @@ from agent_core.errors import (
     AmbiguousToolCall,
     ApprovalExpired,
     CorruptSnapshot,
+    EditNotSupported,
     FingerprintMismatch,
     ResumeDataInvalid,
     SnapshotNotFound,
@@ -48,6 +49,8 @@ from agent_core.limits import args_problem
 from agent_core.models import Message
 from agent_core.pending import list_suspended
 from agent_core.persist import Runs
+from agent_core.policy_gate import policy_detail, run_policies
+from agent_core.quorum import VoteNeeded, needs_vote, record_vote
 from agent_core.snapshot import find_call
 from agent_core.stream import AgentStream
 from agent_core.verdicts import Action, Approve, Decline, Expire, Plan, Resume, Verdict
@@ -101,9 +104,20 @@ class Decisions:
         """
         owner = (HANDOVER if getattr(agent, "remote", False) else "") + uuid.uuid4().hex
         check = _Check(self, agent, verdict, owner, tuple(followups or ()))
-        claim = await self.store.claim(
-            run_id, tool_call_id, kinds=verdict.kinds, decide=check, owner=owner, lease_seconds=self.lease_seconds
-        )
+
+        async def claim_it() -> ClaimResult:
+            return await self.store.claim(
+                run_id, tool_call_id, kinds=verdict.kinds, decide=check, owner=owner, lease_seconds=self.lease_seconds
+            )
+
+        try:
+            claim = await claim_it()
+        except VoteNeeded as need:
+            short = await record_vote(self.store, need)
+            if short is not None:
+                return short  # the quorum is short: the call stays pending
+            check.quorum_met = True  # this vote completed it: the ordinary approval runs the call
+            claim = await claim_it()
         if claim.outcome != "ok" and tool_call_id is not None and (claim.audited or claim.outcome == "no_run"):
             # an expired call stays expired after the run moved on: that wins over "already decided"
             for entry in await self.store.audit_log(run_id, tool_call_id):
@@ -142,6 +156,7 @@ class Decisions:
                 f"run {run_id!r} in {self.store.name} belongs to agent {run.agent_id!r}, not {agent.id!r}"
             )
         state = RunState.from_json(run.snapshot, run_id=run_id, store=self.store.name)
+        run_policies(state)  # a stored policy that was altered is CorruptSnapshot, before anything changes
         if find_call(state, call.tool_call_id) is None:
             raise CorruptSnapshot(
                 f"snapshot of run {run_id!r} in {self.store.name} has no tool call {call.tool_call_id!r}"
@@ -239,6 +254,11 @@ class Decisions:
                 schema = owner.tools[call.tool_name].input_schema
         if schema is None:
             raise ToolArgsInvalid(f"tool {call.tool_name!r} of call {call.tool_call_id!r} is unknown here")
+        if owner is not None and not getattr(owner.tools.get(call.tool_name), "editable", True):
+            raise EditNotSupported(
+                f"tool {call.tool_name!r} of call {call.tool_call_id!r} (run {run_id!r}) belongs to an agent whose "
+                "framework cannot run edited arguments: approve or decline it as it is; nothing changed"
+            )
         if not isinstance(args, dict):
             raise ToolArgsInvalid(f"edited arguments for tool call {call.tool_call_id!r} must be an object")
         try:
@@ -504,7 +524,7 @@ class _Check:
 
     The store may call it more than once (a transaction retried): the last plan is the one applied."""
 
-    __slots__ = ("agent", "decisions", "followups", "owner", "plan", "verdict")
+    __slots__ = ("agent", "decisions", "followups", "owner", "plan", "quorum_met", "verdict")
 
     def __init__(
         self, decisions: Decisions, agent: HostedAgent, verdict: Verdict, owner: str, followups: tuple[Message, ...]
@@ -517,10 +537,21 @@ class _Check:
             followups,
         )
         self.plan: Plan | None = None
+        #: set once this approver's vote completed a quorum: the approval then runs the call.
+        self.quorum_met = False
 
     def __call__(self, call: PendingCallRow, run: RunRow) -> Decision:
         decision, self.plan = self.decisions.check(self.agent, self.verdict, call, run, self.owner, self.followups)
         self.plan.actor = decision.actor
+        # the audit entry names the policy version and rule of the call
+        state = self.plan.state
+        found = find_call(state, call.tool_call_id) if state is not None else None
+        target = found[1] if found else None
+        if decision.status == "approved" and call.kind == "approval" and not self.quorum_met:
+            # a four-eyes call: this approval is a vote, recorded outside this transaction (VoteNeeded)
+            assert state is not None
+            needs_vote(state, call, target, decision.actor, self.plan.args)
+        decision.detail = policy_detail(decision.detail, target)
         return decision
 
 

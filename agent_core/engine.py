@@ -16,7 +16,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
@@ -30,7 +30,17 @@ from agent_core.fingerprint import fingerprint
 from agent_core.hooks import Blocked, execute_tool, on_input_available
 from agent_core.limits import args_problem
 from agent_core.models import Message, ModelDone, ModelRequestInfo, ModelResponse, TextDelta, ToolCall
-from agent_core.telemetry import gated, granted
+from agent_core.policy import Policy, PolicyDecision
+from agent_core.policy_gate import (
+    blocked_message,
+    request_policy,
+    run_policies,
+    shadow_detail,
+    validated_args,
+    verdict,
+    with_policy,
+)
+from agent_core.telemetry import gated, settled_at_gate
 from agent_core.tools import Suspension, Tool, ToolContext
 
 if TYPE_CHECKING:
@@ -45,6 +55,8 @@ EXPIRED_MESSAGE = "The approval request expired before anyone decided; the tool 
 EDITED_NOTE = "The operator changed the arguments of this tool call before approving it; the tool ran with args."
 #: ``grant_for(agent, state, call)``: the id of a live grant covering a gated call, or None.
 GrantLookup = Callable[[AgentDefinition, RunState, CallState], Awaitable[str | None]]
+#: ``audit(state, call, decision, reason, detail)``: appends an audit entry (``blocked``, ``policy-error``...).
+AuditWriter = Callable[[RunState, CallState, str, str | None, dict[str, Any] | None], Awaitable[None]]
 
 
 @dataclass
@@ -64,6 +76,10 @@ class Execution:
     grant_for: GrantLookup | None = None
     #: the spans of this advance (None: no OpenTelemetry SDK configured, nothing is traced).
     trace: RunTrace | None = None
+    #: records what a policy did that no operator decided (blocked, policy-error, policy-shadow).
+    audit: AuditWriter | None = None
+    #: a candidate policy evaluated beside the enforced ones: audited where it differs, never enforced.
+    shadow_policy: Policy | None = None
 
     def next_seq(self) -> int:
         assert self.top is not None
@@ -129,6 +145,7 @@ async def drive(agent: AgentDefinition, state: RunState, rt: Execution) -> Async
             agent_id=agent.id,
             run_id=run_id,
             step=state.step,
+            thread_id=state.thread_id,
         )
         response: ModelResponse | None = None
         tracing = rt.trace
@@ -187,19 +204,27 @@ async def _process_calls(agent: AgentDefinition, state: RunState, rt: Execution)
                 call.resolve("error", error)
                 yield make_chunk("tool-error", run_id, tool_call_id=call.id, tool_name=call.name, error=error)
                 continue
-            if await _needs_approval(agent, state, call, rt):
-                grant_id = await _granted(agent, state, call, rt)
+            ruling = await _policy_ruling(agent, state, call, rt)
+            if ruling is not None and ruling.decision == "deny":
+                call.block(blocked_message(ruling))
+                await _audit(rt, state, call, "blocked", call.reason, {})
+                settled_at_gate(rt.trace, state, call, "blocked")
+            elif (ruling is not None and ruling.decision == "ask") or await _needs_approval(agent, state, call, rt):
+                # a grant never covers a call whose rule needs two or more approvers
+                grant_id = None if call.approvers_required > 1 else await _granted(agent, state, call, rt)
                 if grant_id is None:
                     now = time.time()
                     timeout = _approval_timeout(agent, state, call)
                     expires_at = None if timeout is None else now + timeout
                     call.gate(fingerprint(call.name, call.args), rt.next_seq(), now, expires_at=expires_at)
                     gated()
+                    await _shadow(agent, state, call, rt)
                     continue
                 call.admit(grant_id=grant_id)
-                granted(rt.trace, state, call, agent.id)
+                settled_at_gate(rt.trace, state, call, "granted")
             else:
                 call.admit()
+            await _shadow(agent, state, call, rt)
         if call.status == "declined":
             call.resolve("denied", call.reason or DECLINED_MESSAGE)
             yield make_chunk(
@@ -209,6 +234,7 @@ async def _process_calls(agent: AgentDefinition, state: RunState, rt: Execution)
                 tool_name=call.name,
                 args=call.args,
                 reason=call.reason or DECLINED_MESSAGE,
+                policy_rule=call.policy_rule if call.blocked else None,
             )
         elif call.status == "expired":
             call.resolve("expired", EXPIRED_MESSAGE)
@@ -300,6 +326,45 @@ async def _granted(agent: AgentDefinition, state: RunState, call: CallState, rt:
     if tool is not None and not getattr(tool, "allow_grants", True):
         return None
     return await rt.grant_for(agent, state, call)
+
+
+async def _policy_ruling(
+    agent: AgentDefinition, state: RunState, call: CallState, rt: Execution
+) -> PolicyDecision | None:
+    """What the run's stored policies say about a new call (recorded on it); None: the run has none."""
+    if not state.policies:
+        return None
+    ruling = verdict(run_policies(state), state, call, validated_args(_schema(agent, call), call.args))
+    assert ruling is not None
+    call.policy_version, call.policy_rule, call.policy_reason = ruling.version, ruling.rule_id, ruling.reason
+    call.approvers_required = ruling.approvers
+    if ruling.error:  # fail closed: the rule counted as ask; the error is on the record
+        await _audit(rt, state, call, "policy-error", ruling.error, {"error": ruling.error})
+    return ruling
+
+
+async def _shadow(agent: AgentDefinition, state: RunState, call: CallState, rt: Execution) -> None:
+    """Audit ``policy-shadow`` where the candidate policy would have decided this call differently."""
+    if rt.shadow_policy is None:
+        return
+    enforced = "deny" if call.blocked else "ask" if call.status == "awaiting_approval" else "allow"
+    if call.grant_id is not None:
+        enforced = "ask"  # gated, then approved by a grant
+    candidate = verdict([rt.shadow_policy], state, call, validated_args(_schema(agent, call), call.args))
+    assert candidate is not None
+    if candidate.decision != enforced or (call.policy_version is not None and candidate.rule_id != call.policy_rule):
+        await _audit(rt, state, call, "policy-shadow", candidate.error, shadow_detail(enforced, call, candidate))
+
+
+async def _audit(
+    rt: Execution, state: RunState, call: CallState, decision: str, reason: str | None, detail: dict[str, Any]
+) -> None:
+    if rt.audit is not None:
+        await rt.audit(state, call, decision, reason, detail)
+
+
+def _schema(agent: AgentDefinition, call: CallState) -> type[BaseModel]:
+    return DelegateInput if call.name in agent.delegates else agent.tools[call.name].input_schema
 
 
 async def _needs_approval(agent: AgentDefinition, state: RunState, call: CallState, rt: Execution) -> bool:
@@ -443,6 +508,7 @@ def child_state(sub: AgentDefinition, *, parent: RunState, prompt: str) -> RunSt
         messages=[Message(role="user", content=prompt)],
         max_steps=sub.default_options.get("max_steps", parent.max_steps),
         policy=policy_mode(sub.default_options.get("require_tool_approval")),
+        policies=with_policy(parent.policies, request_policy(sub.default_options.get("require_tool_approval"))),
         request_context=parent.request_context,
         created_at=parent.created_at,
         tool_call_concurrency=sub.default_options.get("tool_call_concurrency", parent.tool_call_concurrency),

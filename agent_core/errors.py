@@ -17,21 +17,26 @@ from storage.errors import (
 )
 
 __all__ = [
+    "ActorRequired",
     "AgentNotFound",
     "AlreadyDecided",
+    "AlreadyVoted",
     "AmbiguousIdPrefix",
     "AmbiguousToolCall",
     "CorruptRecord",
     "CorruptSnapshot",
+    "EditNotSupported",
     "FingerprintMismatch",
     "IllegalTransition",
     "InvalidRequest",
     "InvalidToolDefinition",
     "LeaseLost",
     "ModelError",
+    "PolicyInvalid",
     "ProviderConfigError",
     "ResumeDataInvalid",
     "SchemaTooNew",
+    "SelfApprovalNotAllowed",
     "SnapshotNotFound",
     "StorageError",
     "StoreClosed",
@@ -164,6 +169,13 @@ class StructuredOutputInvalid(WardenError):
         self.text = text
 
 
+class EditNotSupported(WardenError):
+    """``approve_tool_call(args=...)`` on a call of a framework that cannot run edited arguments
+    (the OpenAI Agents SDK); raised before anything changes."""
+
+    code = "AGENT_EDIT_NOT_SUPPORTED"
+
+
 class ToolArgsInvalid(WardenError):
     """Edited arguments (``approve_tool_call(args=...)``) fail the tool's ``input_schema``; nothing changed."""
 
@@ -190,3 +202,27 @@ class GrantNotFound(WardenError):
     """No grant with that id (revoked, expired and swept, or never created)."""
 
     code = "AGENT_GRANT_NOT_FOUND"
+
+
+class PolicyInvalid(WardenError):
+    """A policy file or rule that cannot be used: bad TOML, an unknown decision, a rule that does not compile."""
+
+    code = "AGENT_POLICY_INVALID"
+
+
+class ActorRequired(WardenError):
+    """A vote toward a quorum (``approvers`` >= 2) needs a named actor."""
+
+    code = "AGENT_ACTOR_REQUIRED"
+
+
+class AlreadyVoted(WardenError):
+    """This actor already approved this fingerprint of the call: a quorum counts distinct people."""
+
+    code = "AGENT_ALREADY_VOTED"
+
+
+class SelfApprovalNotAllowed(WardenError):
+    """The actor who started the run never counts toward a quorum of two or more."""
+
+    code = "AGENT_SELF_APPROVAL"

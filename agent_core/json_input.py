@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 __all__ = ["input_model"]
 
 
-def input_model(name: str, schema: Mapping[str, Any]) -> type[BaseModel]:
+def input_model(name: str, schema: Mapping[str, Any], *, label: str = "MCP tool") -> type[BaseModel]:
     """A permissive pydantic model validated by ``jsonschema`` against the MCP tool's input schema.
 
     Its ``model_json_schema()`` is the MCP schema itself, so the model sees the upstream's schema unchanged.
@@ -38,7 +38,7 @@ def input_model(name: str, schema: Mapping[str, Any]) -> type[BaseModel]:
                 detail = "; ".join(
                     f"{'.'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors[:10]
                 )
-                raise ValueError(f"arguments do not match the input schema of MCP tool {name!r}: {detail}")
+                raise ValueError(f"arguments do not match the input schema of {label} {name!r}: {detail}")
             return data
 
         @classmethod

@@ -111,6 +111,8 @@ class ModelRequestInfo(BaseModel):
     agent_id: str | None = None
     run_id: str | None = None
     step: int = 0
+    #: the run's thread, if any (a model that makes up ids can keep them apart across the thread's runs)
+    thread_id: str | None = None
 
 
 class TextDelta(BaseModel):

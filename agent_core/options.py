@@ -33,6 +33,9 @@ class SentRunOptions(TypedDict, total=False):
     max_steps: int | None
     request_context: dict[str, Any] | None
     approval_timeout: float | None
+    #: who starts the run (its ``requested_by``, never counted toward its four-eyes quorums); over
+    #: HTTP with tokens the token's name, which a different ``actor`` may not contradict.
+    actor: str | None
 
 
 class RunOptions(SentRunOptions, total=False):

@@ -13,6 +13,7 @@ from agent_core.options import ListFilters
 from agent_core.views import SuspendedRunList
 from storage.base import Store
 from storage.listing import KINDS, SORTS
+from storage.votes import approvals_of
 
 
 async def list_suspended(
@@ -40,4 +41,15 @@ async def list_suspended(
     }
     rows, total = await store.list_suspended(**where, kind=kind, sort=sort, page=page, per_page=per_page)
     counts = await store.count_suspended_by_kind(**where) if filters.get("with_counts") else None
-    return SuspendedRunList.from_rows(rows, total=total, page=page, per_page=per_page, counts=counts)
+    listed = SuspendedRunList.from_rows(rows, total=total, page=page, per_page=per_page, counts=counts)
+    await _with_votes(store, listed)
+    return listed
+
+
+async def _with_votes(store: Store, listed: SuspendedRunList) -> None:
+    """The votes so far of each listed four-eyes call (one indexed audit read per such call; the
+    rule and the approvers needed are on the call's row, so other calls cost nothing)."""
+    for run in listed.runs:
+        for call in run.tool_calls:
+            if call.approvers_required > 1 and call.kind == "approval":
+                call.approvals = approvals_of(await store.audit_log(run.run_id, call.tool_call_id), call.fingerprint)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel
@@ -24,11 +23,17 @@ from agent_core.errors import LeaseLost, WardenError
 from agent_core.fingerprint import fingerprint
 from agent_core.limits import scrub
 from agent_core.notify import PendingCallback, PendingNotice, notify
+from agent_core.policy import Policy
+from agent_core.policy_gate import policy_detail
+from agent_core.quorum import approval_chunk
 from agent_core.snapshot import pending_leaves, used_ids
 from agent_core.structured import parse_output
 from agent_core.telemetry import start_run
 from storage.base import Store
 from storage.records import AuditRow, GrantRow, PendingCallRow, RunRow
+
+#: page size when reading a thread's pending calls (``Runs.thread_call_ids``).
+_THREAD_PAGE = 200
 
 
 class Runs:
@@ -42,6 +47,21 @@ class Runs:
         self.output_models: dict[str, type[BaseModel]] = {}
         #: ``Runtime(on_pending=...)``: told (in the background) when a call starts waiting.
         self.pending_listeners: list[PendingCallback] = []
+        #: ``Runtime(shadow_policy=...)``: evaluated beside the enforced policies, audited where it differs.
+        self.shadow_policy: Policy | None = None
+
+    async def thread_call_ids(self, thread_id: str) -> set[str]:
+        """The tool-call ids pending in any run of ``thread_id``: a new call never reuses one, so
+        ``send_tool_approval(thread_id=..., tool_call_id=...)`` names one call only."""
+        ids: set[str] = set()
+        page = 0
+        while True:
+            rows, total = await self.store.list_suspended(thread_id=thread_id, page=page, per_page=_THREAD_PAGE)
+            for row in rows:
+                ids.update(call.tool_call_id for call in row.calls)
+            page += 1
+            if not rows or page * _THREAD_PAGE >= total:
+                return ids
 
     async def advance(
         self,
@@ -59,11 +79,16 @@ class Runs:
         """
         run_id = state.run_id
         began = time.time()
+        ids = used_ids(state)
+        if state.thread_id:
+            ids |= await self.thread_call_ids(state.thread_id)
         rt = Execution(
             request_policy=self.policies.get(run_id),
-            ids=used_ids(state),
+            ids=ids,
             top=state,
             grant_for=self.grant_for,
+            audit=self.audit_policy,
+            shadow_policy=self.shadow_policy,
             trace=start_run(agent.id, state),
         )
         if owner is not None:
@@ -80,7 +105,9 @@ class Runs:
         failure: WardenError | None = None
         state.outcome = "running"
         try:
-            async for chunk in drive(agent, state, rt):
+            # An agent hosted from another framework (``agent_core.adapters``) drives its own run.
+            own_drive = getattr(agent, "drive", None)
+            async for chunk in own_drive(state, rt) if own_drive is not None else drive(agent, state, rt):
                 yield chunk
         except WardenError as exc:
             failure = exc
@@ -166,6 +193,9 @@ class Runs:
                 seq=leaf.call.seq,
                 created_at=leaf.call.pending_since or now,
                 expires_at=leaf.call.expires_at if leaf.kind == "approval" else None,
+                approvers_required=leaf.call.approvers_required,
+                policy_rule=leaf.call.policy_rule,
+                requested_by=state.requested_by,
             )
             for leaf in leaves
         ]
@@ -188,17 +218,7 @@ class Runs:
         announced: list[Chunk] = []
         for leaf, row in zip(leaves, rows, strict=True):
             if leaf.kind == "approval":
-                chunk = make_chunk(
-                    "tool-call-approval",
-                    run_id,
-                    tool_call_id=row.tool_call_id,
-                    tool_name=row.tool_name,
-                    args=row.args,
-                    fingerprint=row.fingerprint,
-                    resume_schema=row.resume_schema,
-                    agent_path=row.agent_path,
-                    expires_at=None if row.expires_at is None else datetime.fromtimestamp(row.expires_at, UTC),
-                )
+                chunk = approval_chunk(run_id, row, leaf.call)
             else:
                 chunk = make_chunk(
                     "tool-call-suspended",
@@ -228,22 +248,36 @@ class Runs:
                     validated = _validated_args(agent, call)
                 if any(k not in validated or not _json_equal(validated[k], v) for k, v in g.args_match.items()):
                     continue
-            await self.store.append_audit(
-                AuditRow(
-                    run_id=state.run_id,
-                    tool_call_id=call.id,
-                    agent_id=state.agent_id,
-                    tool_name=call.name,
-                    decision="granted",
-                    fingerprint=fingerprint(call.name, call.args),
-                    reason=f"grant {g.id}",
-                    decided_at=now,
-                    actor=g.created_by,
-                    detail={"grant_id": g.id},
-                )
-            )
+            await self.audit_policy(state, call, "granted", f"grant {g.id}", {"grant_id": g.id}, actor=g.created_by)
             return g.id
         return None
+
+    async def audit_policy(
+        self,
+        state: RunState,
+        call: CallState,
+        decision: str,
+        reason: str | None,
+        detail: dict[str, Any] | None,
+        *,
+        actor: str | None = None,
+    ) -> None:
+        """An audit entry for what no operator decided (``granted``; a policy's ``blocked``,
+        ``policy-error``, ``policy-shadow``), naming the call's policy version and rule."""
+        await self.store.append_audit(
+            AuditRow(
+                run_id=state.run_id,
+                tool_call_id=call.id,
+                agent_id=state.agent_id,
+                tool_name=call.name,
+                decision=decision,
+                fingerprint=fingerprint(call.name, call.args),
+                reason=reason,
+                decided_at=time.time(),
+                actor=actor,
+                detail=policy_detail(detail, call),
+            )
+        )
 
     async def save_memory(self, agent: HostedAgent, state: RunState) -> None:
         if agent.memory is None or not state.thread_id:

@@ -18,7 +18,7 @@ from pydantic_core import to_jsonable_python
 
 from agent_core import upkeep
 from agent_core.autoresume import auto_resume
-from agent_core.call_state import RunState, policy_mode
+from agent_core.call_state import PolicyMode, RunState, policy_mode
 from agent_core.decisions import Decisions
 from agent_core.definition import HostedAgent
 from agent_core.errors import AgentNotFound, GrantNotAllowed, GrantNotFound, InvalidRequest, SnapshotNotFound
@@ -29,6 +29,8 @@ from agent_core.notify import PendingCallback
 from agent_core.options import ListFilters, RunOptions, check_options
 from agent_core.pending import list_suspended
 from agent_core.persist import Runs
+from agent_core.policy import Policy
+from agent_core.policy_gate import request_policy, with_policy
 from agent_core.stream import AgentStream
 from agent_core.structured import schema_of
 from agent_core.verdicts import Approve, Decline, Resume, Verdict
@@ -53,10 +55,17 @@ class Runtime:
         lease_seconds: float = 30.0,
         actor: str | None = None,
         on_pending: PendingCallback | None = None,
+        policy: Policy | None = None,
+        shadow_policy: Policy | None = None,
     ) -> None:
         self.store: Store = storage if storage is not None else InMemoryStore()
         self.agents: dict[str, HostedAgent] = dict(agents or {})
         self._runs = Runs(self.store)
+        for name, value in (("policy", policy), ("shadow_policy", shadow_policy)):
+            if value is not None and not isinstance(value, Policy):
+                raise InvalidRequest(f"Runtime({name}=...) takes a Policy, not {type(value).__name__}")
+        #: stored with every run this runtime starts; ``shadow_policy`` is only audited where it differs.
+        self.policy, self._runs.shadow_policy = policy, shadow_policy
         if on_pending is not None:
             self._runs.pending_listeners.append(on_pending)
         self._decisions = Decisions(self._runs, lease_seconds=lease_seconds, actor=actor)
@@ -69,6 +78,15 @@ class Runtime:
     @property
     def storage(self) -> Store:
         return self.store
+
+    @property
+    def shadow_policy(self) -> Policy | None:
+        """A candidate policy evaluated beside the enforced one: ``policy-shadow`` audit entries, never a decision."""
+        return self._runs.shadow_policy
+
+    @shadow_policy.setter
+    def shadow_policy(self, value: Policy | None) -> None:
+        self._runs.shadow_policy = value
 
     @property
     def lease_seconds(self) -> float:
@@ -116,6 +134,7 @@ class Runtime:
         tool_call_concurrency = options.get("tool_call_concurrency")
         output_schema = options.get("output_schema")
         approval_timeout = options.get("approval_timeout")
+        actor = options.get("actor")
         new_messages = _as_messages(messages)
         opts = agent.default_options
         timeout = approval_timeout if approval_timeout is not None else opts.get("approval_timeout")
@@ -129,7 +148,13 @@ class Runtime:
         except TypeError as exc:
             raise InvalidRequest(str(exc)) from exc
         policy_arg = require_tool_approval
-        if policy_arg is None:
+        if policy_arg is None and request_policy(opts.get("require_tool_approval")) is not None:
+            policy_arg = opts.get("require_tool_approval")  # an agent's default Policy is stored like a request's
+        given = request_policy(policy_arg)
+        policies = with_policy(with_policy({}, self.policy), given)
+        if given is not None:
+            mode: PolicyMode = "none"  # the policy decides (with the tools' own flags)
+        elif policy_arg is None:
             mode = policy_mode(opts.get("require_tool_approval"))
         elif callable(policy_arg):
             mode = "request_fn"
@@ -152,6 +177,8 @@ class Runtime:
             resource_id=resource_id,
             max_steps=max_steps or opts.get("max_steps", 10),
             policy=mode,
+            policies=policies,
+            requested_by=actor if actor is not None else self.actor,
             request_context=context,
             created_at=time.time(),
             tool_call_concurrency=concurrency,

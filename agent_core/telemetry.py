@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from agent_core.call_state import CallState, RunState
-    from agent_core.telemetry_spans import Policy, RunTrace
+    from agent_core.telemetry_spans import RunTrace
 
 
-__all__ = ["RECHECK_SECONDS", "active", "decided", "gated", "granted", "provider_set", "start_run"]
+__all__ = ["RECHECK_SECONDS", "active", "decided", "gated", "provider_set", "settled_at_gate", "start_run"]
 
 #: how often, at most, ``active()`` looks for a provider while none is set (seconds).
 RECHECK_SECONDS = 1.0
@@ -78,20 +78,18 @@ def gated() -> None:
         telemetry_spans.gated()
 
 
-def granted(rt_trace: RunTrace | None, state: RunState, call: CallState, agent_id: str) -> None:
-    """A live grant approved a gated call without asking: a zero-length wait, decision ``granted``."""
+def settled_at_gate(rt_trace: RunTrace | None, state: RunState, call: CallState, decision: str) -> None:
+    """A gated call settled without waiting: ``granted`` (a live grant approved it) or ``blocked`` (a
+    policy denied it). Its ``await_approval`` lasts zero."""
     if active():
         from agent_core import telemetry_spans
 
-        telemetry_spans.granted(rt_trace, state, call, agent_id)
+        telemetry_spans.settled_at_gate(rt_trace, state, call, decision)
 
 
-def decided(top: RunState, call: CallState, decision: str, actor: str | None, policy: Policy = (None, None)) -> None:
-    """A decision on a gated call was applied here: its ``await_approval`` span and the metrics.
-
-    ``policy``: the (version, rule) of the policy that decided, when one did.
-    """
+def decided(top: RunState, call: CallState, decision: str, actor: str | None) -> None:
+    """A decision on a gated call was applied here: its ``await_approval`` span and the metrics."""
     if active():
         from agent_core import telemetry_spans
 
-        telemetry_spans.decided(top, call, decision, actor, policy)
+        telemetry_spans.decided(top, call, decision, actor)

@@ -18,10 +18,7 @@ if TYPE_CHECKING:
     from agent_core.call_state import CallState, RunState
     from agent_core.models import ModelResponse
 
-#: (``warden.policy.version``, ``warden.policy.rule``) of a decision a policy took; (None, None): none did.
-Policy = tuple[str | None, str | None]
-
-__all__ = ["Policy", "RunTrace", "chat_done", "decided", "end_span", "gated", "granted"]
+__all__ = ["RunTrace", "chat_done", "decided", "end_span", "gated", "settled_at_gate"]
 
 _PROPAGATOR = TraceContextTextMapPropagator()
 
@@ -153,16 +150,17 @@ def gated() -> None:
     _metrics().pending.add(1)
 
 
-def granted(rt_trace: RunTrace | None, state: RunState, call: CallState, agent_id: str) -> None:
-    """A live grant approved a gated call without asking: a zero-length wait, decision ``granted``."""
-    _metrics().decisions.add(1, {"decision": "granted"})
-    attrs = _approval_attributes(state.run_id, call, "granted", None, 0.0)
-    attrs["warden.grant.id"] = call.grant_id or ""
+def settled_at_gate(rt_trace: RunTrace | None, state: RunState, call: CallState, decision: str) -> None:
+    """A gated call granted or blocked without waiting: a zero-length ``await_approval``."""
+    _metrics().decisions.add(1, {"decision": decision})
+    attrs = _approval_attributes(state.run_id, call, decision, None, 0.0)
+    if call.grant_id is not None:
+        attrs["warden.grant.id"] = call.grant_id
     parent = rt_trace.context_of(state) if rt_trace is not None else None
     _tracer().start_span(f"await_approval {call.name}", context=parent, attributes=attrs).end()
 
 
-def decided(top: RunState, call: CallState, decision: str, actor: str | None, policy: Policy) -> None:
+def decided(top: RunState, call: CallState, decision: str, actor: str | None) -> None:
     """A decision on a gated call was applied here: end its wait as an ``await_approval`` span.
 
     The span starts when the call was gated (``pending_since``, stored) and is a child of the run's
@@ -175,11 +173,6 @@ def decided(top: RunState, call: CallState, decision: str, actor: str | None, po
     ins.wait.record(waited, {"decision": decision})
     ins.decisions.add(1, {"decision": decision})
     attrs = _approval_attributes(top.run_id, call, decision, actor, waited)
-    version, rule = policy
-    if version is not None:
-        attrs["warden.policy.version"] = version
-    if rule is not None:
-        attrs["warden.policy.rule"] = rule
     span = _tracer().start_span(
         f"await_approval {call.name}",
         context=_context_of(top.traceparent),
@@ -202,4 +195,8 @@ def _approval_attributes(
     }
     if actor is not None:
         attrs["warden.approval.actor"] = actor
+    if call.policy_version is not None:  # the policy that gated (or blocked) the call
+        attrs["warden.policy.version"] = call.policy_version
+    if call.policy_rule is not None:
+        attrs["warden.policy.rule"] = call.policy_rule
     return attrs

@@ -34,6 +34,11 @@ class PendingToolCall(_View):
     approved_by: str | None = None
     #: approvals with a deadline: when the sweep expires it (may be past until it runs).
     expires_at: datetime | None = None
+    #: the policy rule that gated the call (None: no rule), the distinct approvers it needs (four
+    #: eyes: 2+), and the votes so far for its fingerprint (``{actor, at}``; filled by the listing).
+    policy_rule: str | None = None
+    approvers_required: int = 1
+    approvals: list[dict[str, Any]] = Field(default_factory=list)
 
     @property
     def listed_kind(self) -> ListKind:
@@ -58,6 +63,8 @@ class PendingToolCall(_View):
             expires_at=None
             if row.expires_at is None or row.kind != "approval"
             else datetime.fromtimestamp(row.expires_at, UTC),
+            policy_rule=row.policy_rule,
+            approvers_required=row.approvers_required,
         )
 
 
@@ -71,6 +78,8 @@ class SuspendedRun(_View):
     suspended_at: datetime
     tool_calls: list[PendingToolCall] = Field(default_factory=list)
     expires_at: datetime | None = None
+    #: who started the run (``stream(actor=)``; over HTTP the token's name); never counts toward its quorums.
+    requested_by: str | None = None
 
     @classmethod
     def from_row(cls, row: SuspendedRunRow) -> SuspendedRun:
@@ -84,6 +93,7 @@ class SuspendedRun(_View):
             suspended_at=datetime.fromtimestamp(r.suspended_at, UTC),
             tool_calls=calls,
             expires_at=min((c.expires_at for c in calls if c.expires_at is not None), default=None),
+            requested_by=next((c.requested_by for c in row.calls if c.requested_by is not None), None),
         )
 
 
@@ -132,13 +142,17 @@ class AuditEntry(_View):
     agent_id: str
     tool_name: str
     #: approved, declined, resuming, re-executed, returned-to-pending, withdrawn, notification-failed,
-    #: edited (approved with edited arguments), expired (the sweep), granted (a grant approved it).
+    #: edited (approved with edited arguments), expired (the sweep), granted (a grant approved it);
+    #: with a policy: blocked, policy-error, policy-shadow, vote (see docs/policy.md).
     decision: str
     fingerprint: str
     reason: str | None = None
     #: the arguments the tool ran with, when an operator edited them.
     args: Any = None
     grant_id: str | None = None
+    #: the policy version and rule that decided the call (runs with a policy; ``agent_core.policy``).
+    policy_version: str | None = None
+    policy_rule: str | None = None
     prev_hash: str | None = None
     hash: str | None = None
 
@@ -157,6 +171,8 @@ class AuditEntry(_View):
             reason=row.reason,
             args=row.args,
             grant_id=row.grant_id,
+            policy_version=(row.detail or {}).get("policy_version"),
+            policy_rule=(row.detail or {}).get("policy_rule"),
             prev_hash=row.prev_hash,
             hash=row.hash,
         )

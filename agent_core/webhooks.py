@@ -8,6 +8,8 @@ shared secret, over ``"<t>." + body``. A receiver recomputes it
 
 Deliveries never block or fail a run: notices go on a bounded queue drained
 by a background task; each delivery is retried with exponential backoff.
+With approval links (``links=``, from ``agent_core.approval_links``), the body
+gains ``links = {view, approve, decline}``.
 A delivery that fails for good (or a notice dropped on a full queue) is
 logged and written to the audit trail as ``notification-failed``.
 """
@@ -22,6 +24,7 @@ import json
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -79,8 +82,11 @@ class WebhookNotifier:
         max_backoff: float = 30.0,
         timeout: float = 10.0,
         concurrency: int = 8,
+        links: Callable[[PendingNotice], dict[str, str] | None] | None = None,
     ) -> None:
         self.urls = list(urls)
+        #: signed approval links added to each body as ``links`` (``agent_core.approval_links``).
+        self.links = links
         self.secret = secret
         self.store = store
         self.attempts, self.backoff, self.max_backoff, self.timeout = attempts, backoff, max_backoff, timeout
@@ -145,7 +151,11 @@ class WebhookNotifier:
 
     async def _deliver(self, url: str, notice: PendingNotice) -> None:
         assert self._client is not None
-        body = json.dumps(notice.to_json(), ensure_ascii=False, separators=(",", ":")).encode()
+        doc = notice.to_json()
+        links = self.links(notice) if self.links is not None else None
+        if links:
+            doc["links"] = links
+        body = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode()
         delivery = uuid.uuid4().hex
         error = ""
         for attempt in range(self.attempts):

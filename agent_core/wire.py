@@ -35,6 +35,7 @@ from agent_core.errors import (
     ApprovalExpired,
     CorruptRecord,
     CorruptSnapshot,
+    EditNotSupported,
     FingerprintMismatch,
     GrantNotAllowed,
     GrantNotFound,
@@ -135,6 +136,7 @@ STATUS_BY_CODE: dict[str, int] = {
     FingerprintMismatch.code: 412,
     ResumeDataInvalid.code: 422,
     ToolArgsInvalid.code: 422,
+    EditNotSupported.code: 422,
     ApprovalExpired.code: 409,
     GrantNotAllowed.code: 403,
     GrantNotFound.code: 404,
@@ -332,8 +334,16 @@ def _tool_info(name: str, tool: Any) -> dict[str, Any]:
     return info
 
 
+def model_provider(model_id: str | None) -> str:
+    """The provider of a ``provider/model`` id (an id without ``/`` is its own provider): Mastra's
+    agent listing names it, and Mastra Studio shows it in its agents table."""
+    if not model_id:
+        return "unknown"
+    return model_id.split("/", 1)[0]
+
+
 def encode_agents(agents: Mapping[str, Any]) -> dict[str, Any]:
-    """The agents of a runtime, keyed by their key: ``{id, name, instructions, modelId, tools, agents}``."""
+    """The agents of a runtime, keyed by their key: ``{id, name, instructions, provider, modelId, tools, agents}``."""
     out: dict[str, Any] = {}
     for key, agent in agents.items():
         tools = getattr(agent, "tools", None) or {}
@@ -341,11 +351,13 @@ def encode_agents(agents: Mapping[str, Any]) -> dict[str, Any]:
             tools = {getattr(t, "id", str(i)): t for i, t in enumerate(tools)}
         subagents = getattr(agent, "agents", None) or {}
         model = getattr(agent, "model", None)
+        model_id = getattr(model, "model_id", model if isinstance(model, str) else None)
         out[key] = {
             "id": getattr(agent, "id", key),
             "name": getattr(agent, "name", None) or key,
             "instructions": getattr(agent, "instructions", None),
-            "modelId": getattr(model, "model_id", model if isinstance(model, str) else None),
+            "provider": model_provider(model_id),
+            "modelId": model_id,
             "tools": {name: _tool_info(name, t) for name, t in tools.items()},
             "agents": {
                 name: {"id": getattr(a, "id", name), "name": getattr(a, "name", name)}
@@ -392,6 +404,8 @@ def stream_request(messages: str | Sequence[Any], **options: Unpack[SentRunOptio
         body["requestContext"] = options["request_context"]
     if options.get("approval_timeout") is not None:
         body["approvalTimeout"] = options["approval_timeout"]
+    if options.get("actor") is not None:
+        body["actor"] = options["actor"]
     return body
 
 

@@ -4,7 +4,8 @@ stream -> gated call -> durable snapshot -> approve -> tool runs -> finish.
 Prints p50/p99 in ms for SQLite (synchronous=NORMAL, the default), SQLite
 (synchronous=FULL), InMemoryStore and PostgresStore (a scratch database on the
 server ``$WARDEN_TEST_PG`` names, default the local one; created and dropped;
-"skipped" with the reason when no server answers).
+"skipped" with the reason when no server answers). The "with a policy" row enforces a
+three-rule policy (CEL conditions) whose ask rule gates the call.
 Usage: python bench/approval_cycle.py [cycles] [--postgres]   (--postgres: the PostgreSQL rows only)
 
 PostgreSQL: a whole cycle is six statements, one round trip each (grants, save,
@@ -26,9 +27,20 @@ from pathlib import Path
 from _common import percentiles
 from pydantic import BaseModel
 
-from agent_core import Agent, Runtime, create_tool
+from agent_core import Agent, Policy, Runtime, create_tool
 from agent_core.models import FunctionModel, ModelResponse, ToolCall
 from storage import InMemoryStore, PostgresStore, SqliteStore
+
+#: the policy row's rules: the gated call matches an ask rule (with a CEL condition) among three.
+BENCH_POLICY = Policy.from_dict(
+    {
+        "rules": [
+            {"id": "deletes", "tools": ["delete*"], "when": 'args.id.startsWith("abc")', "decision": "ask"},
+            {"id": "prod", "tools": ["*"], "when": 'has(context.env) && context.env == "prod"', "decision": "deny"},
+            {"id": "reads", "tools": ["get_*", "list_*"], "decision": "allow"},
+        ]
+    }
+)
 
 PG_ADMIN = os.environ.get("WARDEN_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 
@@ -62,8 +74,8 @@ def build_supervisor() -> Agent:
     return Agent(id="bench", model=FunctionModel(model), agents={"worker": worker})
 
 
-async def cycle(agent: Agent) -> None:
-    stream = await agent.stream("delete abc-123")
+async def cycle(agent: Agent, thread_id: str | None = None) -> None:
+    stream = await agent.stream("delete abc-123", thread_id=thread_id)
     await stream.wait()
     assert stream.status == "suspended", stream.error
     approved = await agent.approve_tool_call(run_id=stream.run_id)
@@ -92,18 +104,26 @@ async def measure_granted(store, cycles: int) -> tuple[float, float]:
     return percentiles(samples)
 
 
-async def measure(store, cycles: int, agent: Agent | None = None, cpu: dict | None = None) -> tuple[float, float]:
-    """p50/p99 of warm cycles; with ``cpu`` (PostgreSQL), also CPU ms per cycle of this process and the database."""
+async def measure(
+    store,
+    cycles: int,
+    agent: Agent | None = None,
+    cpu: dict | None = None,
+    thread_id: str | None = None,
+    policy: Policy | None = None,
+) -> tuple[float, float]:
+    """p50/p99 of warm cycles; with ``cpu`` (PostgreSQL), also CPU ms per cycle of this process and the database.
+    ``thread_id``: every run in that thread (a new call's id is checked against the thread's pending calls)."""
     agent = agent or build_agent()
-    async with Runtime(agents={"bench": agent}, storage=store):
+    async with Runtime(agents={"bench": agent}, storage=store, policy=policy):
         for _ in range(min(200, cycles)):  # warm-up
-            await cycle(agent)
+            await cycle(agent, thread_id)
         backends = await _backends(store) if cpu is not None else []
         db0, me0 = _cpu(backends), time.process_time()
         samples = []
         for _ in range(cycles):
             t0 = time.perf_counter()
-            await cycle(agent)
+            await cycle(agent, thread_id)
             samples.append(time.perf_counter() - t0)
         if cpu is not None:
             cpu["client"] = (time.process_time() - me0) / cycles * 1000
@@ -144,8 +164,12 @@ async def main(cycles: int) -> None:
         for label, store in rows:
             p50, p99 = await measure(store, cycles)
             print(f"  {label:<48} p50 {p50:7.3f} ms   p99 {p99:7.3f} ms")
+        p50, p99 = await measure(SqliteStore(Path(tmp) / "thread.db"), cycles, thread_id="t1")
+        print(f"  {'in one thread, SqliteStore NORMAL':<48} p50 {p50:7.3f} ms   p99 {p99:7.3f} ms")
         p50, p99 = await measure(SqliteStore(Path(tmp) / "sup.db"), cycles, build_supervisor())
         print(f"  {'two-level supervisor, SqliteStore NORMAL':<48} p50 {p50:7.3f} ms   p99 {p99:7.3f} ms")
+        p50, p99 = await measure(SqliteStore(Path(tmp) / "policy.db"), cycles, policy=BENCH_POLICY)
+        print(f"  {'with a policy (3 rules, CEL), SqliteStore NORMAL':<48} p50 {p50:7.3f} ms   p99 {p99:7.3f} ms")
         for label, store in (
             ("approved by a grant, SqliteStore NORMAL", SqliteStore(Path(tmp) / "grant.db")),
             ("approved by a grant, InMemoryStore", InMemoryStore()),

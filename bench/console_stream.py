@@ -32,6 +32,7 @@ import tempfile
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("agent_core", "storage", "tui", "warden_cli", "warden_demo", "warden_client", "warden_server", "warden_mcp")
@@ -177,6 +178,17 @@ def time_command(argv: list[str], repeat: int, env: dict[str, str], cwd: Path) -
     return times
 
 
+def console_app(backend: Any, **settings: Any) -> Any:
+    """``WardenApp`` of the tree measured (``--root``): its settings one object, or keywords in a tree from before."""
+    from tui.app import WardenApp
+
+    try:
+        from tui.console_settings import ConsoleSettings
+    except ImportError:
+        return WardenApp(backend, **settings)
+    return WardenApp(backend, ConsoleSettings(**settings))
+
+
 def bulk_pending(db: Path, root: Path, count: int) -> None:
     """``count`` pending runs: one real suspended run of the demo, its rows copied in SQL (fast)."""
     env = {**os.environ, "WARDEN_DEMO_DELAY": "0"}
@@ -214,13 +226,12 @@ asyncio.run(main())
 
 async def picker_in_process(db: Path) -> dict[str, float]:
     """Another page and a filter, in a running console (the store's query + the table)."""
-    from tui.app import WardenApp
     from tui.backend import LocalBackend
     from tui.screens.picker import PendingPicker
     from warden_demo.agents import build_demo_runtime
 
     started = time.perf_counter()
-    app = WardenApp(LocalBackend(build_demo_runtime(db)), picker_refresh=0, status_refresh=0, cursor_blink=False)
+    app = console_app(LocalBackend(build_demo_runtime(db)), picker_refresh=0, status_refresh=0, cursor_blink=False)
     async with app.run_test(size=(120, 40)):
         while not (isinstance(app.screen, PendingPicker) and app.screen.loads >= 1):
             await asyncio.sleep(0.001)
@@ -257,7 +268,6 @@ async def picker_in_process(db: Path) -> dict[str, float]:
 
 async def log_throughput(n: int) -> dict[str, float]:
     from agent_core.chunks import Chunk, make_chunk
-    from tui.app import WardenApp
     from tui.backend import AgentInfo, PendingPage
 
     class Stream:
@@ -276,6 +286,7 @@ async def log_throughput(n: int) -> dict[str, float]:
 
     class Backend:
         store_label = "(bench)"
+        maintenance = None
 
         def list_agents(self):
             return [AgentInfo("bench", "Bench", "synthetic", True)]
@@ -289,7 +300,7 @@ async def log_throughput(n: int) -> dict[str, float]:
         async def aclose(self):
             pass
 
-    app = WardenApp(Backend(), picker_refresh=0, status_refresh=0, cursor_blink=False)
+    app = console_app(Backend(), picker_refresh=0, status_refresh=0, cursor_blink=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         t = time.perf_counter()

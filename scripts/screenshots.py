@@ -1,9 +1,13 @@
-"""Regenerate ``screenshots/*.svg`` (and ``*.png`` when rsvg-convert or cairosvg is available).
+"""Regenerate ``screenshots/*.svg`` (and ``*.png`` when rsvg-convert or cairosvg is available),
+and the browser UI's ``screenshots/browser-*.png``.
 
-    /work/venv/bin/python scripts/screenshots.py
+    .venv/bin/python scripts/screenshots.py            # all of them
+    .venv/bin/python scripts/screenshots.py --browser  # only the browser UI's
 
-Every picture is the real console on the built-in demo agents and a fresh
-SQLite file, driven with Textual's Pilot.
+Every console picture is the real console on the built-in demo agents and a fresh
+SQLite file, driven with Textual's Pilot. The browser pictures are a real
+``warden serve`` on the demo agents, in headless Chromium (Debian's, through
+Playwright: ``make chromium``) at a phone's viewport.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from textual.widgets import Input  # noqa: E402
 
 from tui.app import WardenApp  # noqa: E402
 from tui.backend import LocalBackend  # noqa: E402
+from tui.console_settings import ConsoleSettings  # noqa: E402
 from tui.screens.approval import ApprovalModal  # noqa: E402
 from tui.screens.help import HelpScreen  # noqa: E402
 from tui.screens.picker import PendingPicker  # noqa: E402
@@ -83,10 +88,7 @@ async def shoot(
     runtime = runtime or build_demo_runtime(db, model=DemoModel(delay=delay))
     app = WardenApp(
         LocalBackend(runtime, store_label="~/.local/share/warden/warden.db"),
-        approval_guard=0,
-        picker_refresh=0,
-        status_refresh=0,
-        cursor_blink=False,
+        ConsoleSettings(approval_guard=0, picker_refresh=0, status_refresh=0, cursor_blink=False),
     )
     async with app.run_test(size=size) as pilot:
         await until(pilot, lambda: app.focused is not None)
@@ -195,8 +197,63 @@ def to_png(svg: Path) -> Path | None:
     return png
 
 
+PHONE = {"width": 390, "height": 844}
+
+
+def browser_shots() -> list[Path]:
+    """The queue and a call's page of ``/ui/``, signed in as an approver, at 390x844."""
+    import httpx
+    from playwright.sync_api import sync_playwright
+
+    from tests.browser.site import CHROMIUM, CHROMIUM_ARGS, free_port
+    from warden_server.tokens import add_token
+
+    with tempfile.TemporaryDirectory() as tmp:
+        t = Path(tmp)
+        secret = add_token(t / "tokens.json", "ana", "approver")
+        port = free_port()
+        env = {**os.environ, "WARDEN_DEMO_DELAY": "0", "PYTHONPATH": str(ROOT)}
+        args = ["--db", str(t / "ui.db"), "--port", str(port), "--tokens-file", str(t / "tokens.json")]
+        server = subprocess.Popen(  # `warden serve` without --app: the demo agents on --db
+            [str(Path(sys.executable).with_name("warden")), "serve", *args],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert server.stdout is not None
+            url = server.stdout.readline().split()[-1]
+            api = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {secret}"}, timeout=60)
+            runs = []
+            for prompt in (
+                "delete record abc-123",
+                "send an email to ana@example.com saying the invoice is late",
+                "delete record ord-77",
+            ):
+                r = api.post("/api/agents/ops/generate", json={"messages": prompt})
+                runs.append(r.json())
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+                page = browser.new_page(viewport=PHONE, device_scale_factor=2)
+                page.goto(url + "/ui/signin")
+                page.fill("#token", secret)
+                page.click("button[type=submit]")
+                page.wait_for_url(url + "/ui/")
+                page.screenshot(path=str(OUT / "browser-queue.png"))
+                first = runs[0]
+                page.goto(f"{url}/ui/call?run={first['runId']}&call={first['suspendPayload']['toolCallId']}")
+                page.screenshot(path=str(OUT / "browser-call.png"), full_page=True)
+                browser.close()
+        finally:
+            server.terminate()
+            server.wait()
+    return [OUT / "browser-queue.png", OUT / "browser-call.png"]
+
+
 async def main() -> None:
     OUT.mkdir(exist_ok=True)
+
     os.environ.setdefault("WARDEN_DEMO_DELAY", "0")
     shots = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -220,4 +277,8 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    OUT.mkdir(exist_ok=True)
+    if "--browser" not in sys.argv[1:]:
+        asyncio.run(main())
+    for shot in browser_shots():  # Playwright's sync API, outside the console's event loop
+        print(shot.relative_to(ROOT))

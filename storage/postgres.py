@@ -163,8 +163,9 @@ _MIGRATIONS: dict[int, str] = q.migrations(
 _REMEMBERED = 1024
 _REMEMBERED_CHARS = 8_000_000
 _CALL_TYPES = (
-    "text text text text text text text text text text integer float8 float8 float8 text text float8 text".split()
-)
+    "text text text text text text text text text text integer float8 float8 float8 text text float8 text "
+    "integer text text"
+).split()
 #: a new suspended run and its calls in one statement (``save_suspended`` without an owner).
 _SAVE_NEW = (
     f"WITH run AS ({q.INSERT_RUN} RETURNING 1) "

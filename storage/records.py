@@ -62,6 +62,12 @@ class PendingCallRow:
     expires_at: float | None = None
     #: the validated arguments an operator approved instead of ``args`` (kept for a re-execution).
     edited_args: Any = None
+    #: distinct approvers a policy rule asks for (four eyes: 2+), and that rule's id: kept on the row
+    #: so a listing shows them without reading the run's snapshot.
+    approvers_required: int = 1
+    policy_rule: str | None = None
+    #: who started the run (``stream(actor=)``): the run's ``requested_by``, listed without its snapshot.
+    requested_by: str | None = None
 
 
 def lease_live(run: RunRow, now: float) -> bool:

@@ -22,7 +22,7 @@ RUN_LIST_COLS = RUN_COLS.replace("snapshot", "''")
 CALL_COLS = (
     "run_id, tool_call_id, tool_name, kind, status, fingerprint, args, suspend_payload, "
     "resume_schema, agent_path, seq, created_at, started_at, decided_until, decided_by, resume_data, "
-    "expires_at, edited_args"
+    "expires_at, edited_args, approvers_required, policy_rule, requested_by"
 )
 GRANT_COLS = "id, tool_name, scope, scope_id, agent_id, args_match, expires_at, created_by, created_at"
 
@@ -86,6 +86,9 @@ def call_from_row(row: Any) -> PendingCallRow:
             resume_data=None if row[15] is None else json_field(row[15], "resume_data"),
             expires_at=row[16],
             edited_args=None if row[17] is None else json_field(row[17], "edited_args"),
+            approvers_required=row[18],
+            policy_rule=row[19],
+            requested_by=row[20],
         )
     except ValueError as exc:
         raise CorruptRecord(f"pending tool call {row[1]!r} of run {row[0]!r} is stored corrupt: {exc}") from exc
@@ -111,6 +114,9 @@ def call_params(c: PendingCallRow) -> tuple:
         None if c.resume_data is None else dumps(c.resume_data),
         None if c.expires_at is None else float(c.expires_at),
         None if c.edited_args is None else dumps(c.edited_args),
+        c.approvers_required,
+        c.policy_rule,
+        c.requested_by,
     )
 
 

@@ -17,7 +17,7 @@ from storage import rules
 from storage.records import AuditRow
 from storage.rows import CALL_COLS, GRANT_COLS, RUN_COLS, RUN_LIST_COLS
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 _MARK = re.compile(r"\$(\d+)")
 _SQLITE_TEXT: dict[str, str] = {}
@@ -85,8 +85,9 @@ AGENT_OF_RUN = "SELECT agent_id FROM runs WHERE run_id = $1"
 
 # -- pending calls ----------------------------------------------------------------------------
 CALLS_OF_RUN = f"SELECT {CALL_COLS} FROM pending_calls WHERE run_id = $1 ORDER BY created_at, seq"
+_N_CALL_COLS = len(CALL_COLS.split(","))
 INSERT_CALL = (
-    f"INSERT INTO pending_calls ({CALL_COLS}) VALUES ({', '.join(f'${i}' for i in range(1, 19))}) "
+    f"INSERT INTO pending_calls ({CALL_COLS}) VALUES ({', '.join(f'${i}' for i in range(1, _N_CALL_COLS + 1))}) "
     "ON CONFLICT (run_id, tool_call_id) DO NOTHING"
 )
 DELETE_CALL = "DELETE FROM pending_calls WHERE run_id = $1 AND tool_call_id = $2"
@@ -275,6 +276,14 @@ _V5 = """
     CREATE INDEX pending_calls_by_kind ON pending_calls (kind, run_id) WHERE status = 'pending';
 """
 
+# Policy as data: a gated call's required approvers and rule, and who started its run, on the
+# call's row, so listings show them without reading snapshots (calls stored before: 1, none, none).
+_V6 = """
+    ALTER TABLE pending_calls ADD COLUMN approvers_required INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE pending_calls ADD COLUMN policy_rule TEXT;
+    ALTER TABLE pending_calls ADD COLUMN requested_by TEXT;
+"""
+
 
 def migrations(
     types: dict[str, str], *, runs_triggers: str, audit_triggers: str, number_audit: str, v5: str = ""
@@ -293,4 +302,5 @@ def migrations(
         3: t(_V3),
         4: t(_V4_COLUMNS) + number_audit + _V4_INDEXES,
         5: v5 + _V5,
+        6: _V6,
     }

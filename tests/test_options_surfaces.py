@@ -95,6 +95,7 @@ SENT = SentRunOptions(
     max_steps=7,
     request_context={"tenant": "acme"},
     approval_timeout=30.0,
+    actor="alice",
 )
 
 

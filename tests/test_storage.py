@@ -52,7 +52,7 @@ async def test_sqlite_schema_is_versioned_and_a_newer_one_is_refused(tmp_path):
     await s.setup()
     await s.aclose()
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT version FROM warden_schema").fetchall() == [(1,), (2,), (3,), (4,), (5,)]
+        assert db.execute("SELECT version FROM warden_schema").fetchall() == [(1,), (2,), (3,), (4,), (5,), (6,)]
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         db.execute("INSERT INTO warden_schema VALUES (99)")
     with pytest.raises(SchemaTooNew) as err:
@@ -285,7 +285,7 @@ async def test_sqlite_schema_4_gains_the_picker_indexes_and_keeps_its_pending_ru
     finally:
         await s.aclose()
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT MAX(version) FROM warden_schema").fetchone()[0] == 5
+        assert db.execute("SELECT MAX(version) FROM warden_schema").fetchone()[0] == 6
         names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
         assert {"pending_calls_by_tool", "pending_calls_by_kind"} <= names
         for cond in ("c.tool_name = 'send_email'", "c.kind IN ('suspend')"):

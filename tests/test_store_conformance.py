@@ -533,7 +533,14 @@ async def test_postgres_schema_is_versioned_and_a_newer_one_is_refused():
         await store.setup()
         await store.aclose()
         conn = await asyncpg.connect(dsn)
-        assert [r[0] for r in await conn.fetch("SELECT version FROM warden_schema ORDER BY version")] == [1, 2, 3, 4, 5]
+        assert [r[0] for r in await conn.fetch("SELECT version FROM warden_schema ORDER BY version")] == [
+            1,
+            2,
+            3,
+            4,
+            5,
+            6,
+        ]
         await conn.execute("INSERT INTO warden_schema VALUES (99)")
         await conn.close()
         newer = PostgresStore(dsn)
@@ -569,7 +576,7 @@ async def test_postgres_schema_4_gains_the_picker_indexes_and_keeps_its_pending_
             assert total == 1 and rows[0].calls[0].tool_call_id == "c1"
         finally:
             await store.aclose()
-        assert await conn.fetchval("SELECT MAX(version) FROM warden_schema") == 5
+        assert await conn.fetchval("SELECT MAX(version) FROM warden_schema") == 6
         names = {r[0] for r in await conn.fetch("SELECT indexname FROM pg_indexes WHERE tablename = 'pending_calls'")}
         assert {"pending_calls_by_tool", "pending_calls_by_kind"} <= names
         await conn.close()
@@ -848,7 +855,14 @@ async def test_postgres_schema_4_upgrades_to_5_and_claims_continue_its_chain():
         finally:
             await store.aclose()
         conn = await asyncpg.connect(dsn)
-        assert [r[0] for r in await conn.fetch("SELECT version FROM warden_schema ORDER BY version")] == [1, 2, 3, 4, 5]
+        assert [r[0] for r in await conn.fetch("SELECT version FROM warden_schema ORDER BY version")] == [
+            1,
+            2,
+            3,
+            4,
+            5,
+            6,
+        ]
         await conn.close()
 
 

@@ -3,30 +3,31 @@
 from __future__ import annotations
 
 import asyncio
-import time
-from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast, overload
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.text import Text
 from textual import events
 from textual.app import App, SystemCommand
-from textual.screen import Screen, ScreenResultCallbackType, ScreenResultType
+from textual.screen import Screen
 from textual.widget import AwaitMount
 from textual.widgets import Input, Select, Switch
 from textual.worker import Worker
 
 from storage.errors import WardenError  # not ``agent_core``'s: the first frame needs no runtime module
 from tui import keymap
+from tui.console_settings import ConsoleSettings
 from tui.deferred_backend import DeferredBackend
+from tui.dialog_queue import DialogQueue
+from tui.key_order import KeyQueue, as_typed, deliver, screen_ready
 from tui.messages import (
     CallResolved,
     CallsGone,
     DeadlinePassed,
     DecideCall,
     DecisionNeeded,
+    KeysReady,
     OpenCall,
     ReviewWaiting,
     RunRequested,
@@ -41,11 +42,12 @@ from tui.screens.lazy import (
     is_resume_form,
 )
 from tui.screens.run import RunScreen
-from tui.typing_guard import BURST_GAP, OPEN_GUARD, QUIET, TypingGuard
+from tui.typing_guard import TypingGuard
 from tui.untrusted import escape_unsafe, safe_text, to_json
 
 if TYPE_CHECKING:  # dialogs and the picker: imported when first opened (``tui.screens.lazy``)
     from tui.backend import ConsoleBackend, PendingCall, PendingPage, RunStream  # with the runtime
+    from tui.components.schedules import Schedules
     from tui.context import RunContext
     from tui.reconcile import Removal
     from tui.screens.approval import ApprovalDecision
@@ -86,64 +88,43 @@ class WardenApp(App[None]):
     def __init__(
         self,
         backend: ConsoleBackend,
+        settings: ConsoleSettings | None = None,
         *,
-        approval_guard: float = OPEN_GUARD,
-        typing_quiet: float | None = None,
-        burst_gap: float | None = None,
-        bell: bool = True,
-        clock: Callable[[], float] = time.monotonic,
-        now: Callable[[], datetime] | None = None,
-        picker_refresh: float = 2.0,
-        pending_refresh: float = 2.0,
-        status_refresh: float = 2.0,
-        flush_interval: float = 1 / 20,
-        max_log_lines: int = 2000,
-        per_page: int = 50,
-        open_picker: bool = True,
-        close_backend: bool = True,
-        cursor_blink: bool = True,
         first_page: PendingPage | None = None,
         on_first_frame: Callable[[], None] | None = None,
     ) -> None:
         super().__init__()
+        #: how this console behaves (guard, refreshes, sizes, clocks): ``tui.console_settings``
+        self.settings = settings = settings or ConsoleSettings()
         #: called once the first frame is painted (``tui.console_start`` turns the collector back on)
         self._on_first_frame = on_first_frame
         #: the newest page, read before the app started (``tui.console_start``): the picker opens
         #: on it at once, and the start-up check does not read it again.
         self._first_page = first_page
         self.backend = backend
-        self.approval_guard = approval_guard
-        self.clock = clock
+        # what screens read of the settings (``tui.screens.base.ConsoleApp``)
+        self.approval_guard = settings.approval_guard
+        self.clock = settings.clock
+        self.now = settings.now
+        self.ring_bell = settings.bell
         #: The rule against decisions by accident (``tui.typing_guard``).
-        #: ``approval_guard=0`` turns the whole guard off unless ``typing_quiet``/``burst_gap`` are given.
-        off = approval_guard <= 0
         self.guard = TypingGuard(
-            clock,
-            quiet=(0.0 if off else QUIET) if typing_quiet is None else typing_quiet,
-            open_guard=approval_guard,
-            burst_gap=(0.0 if off else BURST_GAP) if burst_gap is None else burst_gap,
+            settings.clock, quiet=settings.quiet, open_guard=settings.approval_guard, burst_gap=settings.burst
         )
-        self.ring_bell = bell
-        #: A dialog was sent back to the banner by typing: no dialog opens by itself again until
-        #: the prompt is empty (sent or cleared); ``f2`` still opens it.
-        self._held_by_typing = False
         self.bounced_keys = 0
-        self._after_bounce = False
-        self.now = now or (lambda: datetime.now(UTC))
-        self.picker_refresh = picker_refresh
-        self.pending_refresh = pending_refresh
-        self.status_refresh = status_refresh
-        self.flush_interval = flush_interval
-        self.max_log_lines = max_log_lines
-        self.per_page = per_page
-        self.open_picker = open_picker
-        self.close_backend = close_backend
-        self.cursor_blink = cursor_blink
-        self._dialog_queue: deque[PendingCall] = deque()
-        self._dialog_open: PendingCall | None = None
+        #: Keys handled so far (held keys count once replayed).
+        self.keys_handled = 0
+        #: The open decision dialog and the calls waiting for theirs (``tui.dialog_queue``).
+        self.dialogs = DialogQueue(self.guard)
         self.streams_done = 0
         self.decisions = 0
         self._screens_css = False
+        #: Recovery and sweep of a local store, once its runtime is there (``_start_recovery``).
+        self.schedules: Schedules | None = None
+        #: Keys read before the screen they are meant for is ready (``tui.key_order``).
+        self.keys = KeyQueue()
+        self._key_in_hand = False
+        self._keys_watch: Any = None
 
     # -- screens -------------------------------------------------------------------------------
     def load_screens_css(self) -> None:
@@ -159,52 +140,31 @@ class WardenApp(App[None]):
         if self.css_monitor is not None:  # ``textual run --dev``: edits reload it too
             self.css_monitor.add_paths([SCREENS_CSS])
 
-    @overload
-    def push_screen(
-        self,
-        screen: Screen[ScreenResultType] | str,
-        callback: ScreenResultCallbackType[ScreenResultType] | None = None,
-        wait_for_dismiss: Literal[False] = False,
-        *,
-        mode: str | None = None,
-    ) -> AwaitMount: ...
-
-    @overload
-    def push_screen(
-        self,
-        screen: Screen[ScreenResultType] | str,
-        callback: ScreenResultCallbackType[ScreenResultType] | None = None,
-        wait_for_dismiss: Literal[True] = True,
-        *,
-        mode: str | None = None,
-    ) -> asyncio.Future[ScreenResultType]: ...
-
-    def push_screen(
-        self,
-        screen: Screen[ScreenResultType] | str,
-        callback: ScreenResultCallbackType[ScreenResultType] | None = None,
-        wait_for_dismiss: bool = False,
-        *,
-        mode: str | None = None,
-    ) -> AwaitMount | asyncio.Future[ScreenResultType]:
-        self.load_screens_css()  # before the screen's nodes are styled
-        if wait_for_dismiss:
-            return super().push_screen(screen, callback, True, mode=mode)
-        return super().push_screen(screen, callback, False, mode=mode)
+    def _load_screen_css(self, screen: Screen[Any]) -> None:
+        """Every screen pushed or switched to passes here (Textual's own hook) before it is styled:
+        one place for what a screen needs as it arrives. The other screens' stylesheet, if the
+        first frame has not loaded it yet; and a screen opened by a key takes the keys typed
+        after that key, held until it is ready (``tui.key_order``)."""
+        if not isinstance(screen, RunScreen):
+            self.load_screens_css()
+            if self._key_in_hand:
+                self.keys.holding = True
+                screen.opened_by_key = True  # type: ignore[attr-defined]
+        super()._load_screen_css(screen)
 
     def get_default_screen(self) -> Screen:
         return RunScreen(
             self.backend.list_agents(),
             self.backend.store_label,
-            flush_interval=self.flush_interval,
-            max_log_lines=self.max_log_lines,
-            pending_refresh=self.pending_refresh,
-            per_page=self.per_page,
+            flush_interval=self.settings.flush_interval,
+            max_log_lines=self.settings.max_log_lines,
+            pending_refresh=self.settings.pending_refresh,
+            per_page=self.settings.per_page,
         )
 
     def apply_cursor_blink(self, screen: Screen) -> None:
         """Inputs blink unless the app was made with ``cursor_blink=False`` (stable snapshots)."""
-        if not self.cursor_blink:
+        if not self.settings.cursor_blink:
             for widget in screen.query(Input):
                 widget.cursor_blink = False
 
@@ -217,26 +177,25 @@ class WardenApp(App[None]):
             self.call_after_refresh(self._on_first_frame)
         self.call_after_refresh(self.load_screens_css)
         self.set_interval(0.1, self.open_waiting_dialog, name="waiting-dialogs")
-        if self.status_refresh > 0:
-            self.set_interval(self.status_refresh, self.refresh_pending_count, name="pending-count")
-        if not isinstance(self.backend, DeferredBackend):
-            self._start_recovery()
+        if self.settings.status_refresh > 0:
+            self.set_interval(self.settings.status_refresh, self.refresh_pending_count, name="pending-count")
+        self._start_recovery()  # a runtime loaded after the first frame: once it has (``_initial_check``)
         page = self._first_page
-        if page is not None and page.total and self.open_picker:
-            self.open_pending(page)  # before the first frame: the run screen is not drawn first
+        if page is not None and page.total and self.settings.open_picker:
+            self.open_pending(page, first_screen=True)  # before the first frame: the run screen is not drawn first
         self.call_after_refresh(self._startup)
 
     def _start_recovery(self) -> None:
-        recover = getattr(getattr(self.backend, "runtime", None), "recover", None)
-        if recover is not None:  # crash recovery of a local store: at start, then periodically
-            self.run_worker(recover, group="recover", exclusive=True, exit_on_error=False)
-            self.set_interval(
-                10.0, lambda: self.run_worker(recover, group="recover", exclusive=True, exit_on_error=False)
-            )
-        if getattr(getattr(self.backend, "runtime", None), "sweep", None) is not None:
-            # approval deadlines: whoever holds a Runtime expires overdue calls (fail-closed)
-            self.run_sweep()
-            self.set_interval(10.0, self.run_sweep, name="sweep")
+        """Crash recovery and the deadline sweep of a local store (``tui.components.schedules``)."""
+        maintenance = self.backend.maintenance
+        if maintenance is not None and self.schedules is None:
+            from tui.components.schedules import Schedules
+
+            self.schedules = Schedules(self, maintenance, on_expired=self._swept)
+            self.schedules.start()
+
+    def _swept(self) -> None:
+        self.run_screen.poll_pending()  # expired calls leave the list, their dialogs close
 
     def _startup(self) -> None:
         self.run_backend(self._initial_check, "Could not read pending runs")
@@ -255,7 +214,11 @@ class WardenApp(App[None]):
                 await self._open_pending_at_start()
         finally:
             self.call_after_refresh(backend.release)
-        await backend.ready()
+        try:
+            await backend.ready()
+        except Exception:
+            self.run_screen.drop_queued("the runtime did not load")
+            raise
         await self.run_screen.set_agents(backend.list_agents(), backend.store_label)
         self._start_recovery()
         if not early:
@@ -265,22 +228,22 @@ class WardenApp(App[None]):
         """The newest page with its counts, one query: the status bar's total, the panel's first
         poll, and the picker opened on that page when something is pending."""
         page, self._first_page = self._first_page, None
-        opened = page is not None and page.total > 0 and self.open_picker  # by ``on_mount``
+        opened = page is not None and page.total > 0 and self.settings.open_picker  # by ``on_mount``
         if page is None:
             from tui.backend import PendingQuery  # the backend's types load with it, after the first frame
 
             page = await self.backend.list_pending(
-                page=0, per_page=self.per_page, query=PendingQuery(), with_counts=True
+                page=0, per_page=self.settings.per_page, query=PendingQuery(), with_counts=True
             )
         self.run_screen.status.pending = page.total
         self.run_screen.show_first_page(page)
-        if page.total and self.open_picker and not opened:
+        if page.total and self.settings.open_picker and not opened:
             mounted = self.open_pending(page)
             if mounted is not None:
                 await mounted
 
     async def on_unmount(self) -> None:
-        if self.close_backend:
+        if self.settings.close_backend:
             await self.backend.aclose()
 
     # -- one worker pattern: backend calls with errors to a modal -------------------------------
@@ -387,17 +350,13 @@ class WardenApp(App[None]):
         picker). Otherwise the dialog never takes the focus while the operator is typing
         (``tui.typing_guard``): the call waits in the banner and opens once typing has paused.
         """
-        if self._dialog_open is not None or (not deliberate and self._must_wait()):
-            if call.key != getattr(self._dialog_open, "key", None) and all(
-                c.key != call.key for c in self._dialog_queue
-            ):
-                self._dialog_queue.append(call)
-                if self._dialog_open is None and self.ring_bell:
-                    self.bell()
+        dialogs = self.dialogs
+        if dialogs.open is not None or (not deliberate and self._must_wait()):
+            if dialogs.wait(call) and dialogs.open is None and self.ring_bell:
+                self.bell()
             self._show_waiting()
             return
-        self._dialog_queue = deque(c for c in self._dialog_queue if c.key != call.key)
-        self._dialog_open = call
+        dialogs.opening(call)
         self._show_waiting()
         if call.kind == "approval":
             from tui.screens.approval import ApprovalModal
@@ -429,52 +388,108 @@ class WardenApp(App[None]):
 
     def _must_wait(self) -> bool:
         """A dialog may not open by itself now: typing, or held back until the prompt is empty."""
-        if self.guard.typing():
-            return True
-        if self._held_by_typing:
-            if self.run_screen.query("#prompt") and self.run_screen.prompt_text:
-                return True
-            self._held_by_typing = False
-        return False
+        screen = self.run_screen
+        return self.dialogs.must_wait(bool(screen.query("#prompt") and screen.prompt_text))
 
     def _show_waiting(self) -> None:
         screen = self.run_screen
         if screen.is_mounted and screen.query("#waiting-banner"):
-            screen.show_waiting([] if self._dialog_open is not None else list(self._dialog_queue))
+            screen.show_waiting([] if self.dialogs.open is not None else self.dialogs.waiting)
 
     def open_waiting_dialog(self, *, deliberate: bool = False) -> bool:
         """Open the first waiting call's dialog if nothing is on top of the run screen (timer, ``f2``)."""
-        if self._dialog_open is not None or len(self.screen_stack) > 1 or not self._dialog_queue:
+        dialogs = self.dialogs
+        if dialogs.open is not None or len(self.screen_stack) > 1 or not dialogs.waiting:
             return False
         if not deliberate and self._must_wait():
             return False
-        pending = self.run_screen.pending.calls
-        while self._dialog_queue:
-            nxt = self._dialog_queue.popleft()
-            if nxt.key in pending:
-                self.open_dialog(nxt, deliberate=True)
-                return True
+        nxt = dialogs.next(self.run_screen.pending.calls)
+        if nxt is not None:
+            self.open_dialog(nxt, deliberate=True)
+            return True
         self._show_waiting()
         return False
 
     def _dialog_closed(self) -> None:
-        self._dialog_open = None
+        self.dialogs.closed()
         if not self.open_waiting_dialog():
             self._show_waiting()
 
-    # -- keys: nothing typed decides, nothing typed is lost --------------------------------------
+    # -- keys: nothing typed decides, nothing typed is lost, every key where it was meant -------
     async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.Key) and not event.is_forwarded:
-            self.guard.key_pressed()
-            if self._bounce(event):
-                return
-            if self._after_bounce and self.screen is self.run_screen:
-                # The dialog has just closed; until the prompt has the focus back, keys go to it.
-                if self.focused is None:
-                    self.run_screen.type_into_prompt(event)
-                    return
-                self._after_bounce = False
-        await super().on_event(event)
+        if not isinstance(event, events.Key):
+            await super().on_event(event)
+            return
+        event = as_typed(event)
+        if event.is_forwarded:  # a key given to a widget's queue (a bounce) and bubbled back
+            await self._in_hand(super().on_event(event))
+            return
+        if self.keys.holding and not await self._release_keys():
+            self.keys.keep(event)  # replayed, in order, once its screen is ready
+            self._watch_keys()
+            return
+        await self._in_hand(self._handle_key(event))
+
+    async def _in_hand(self, handling: Awaitable[None]) -> None:
+        """Handle a key, knowing that a screen pushed meanwhile was opened by it."""
+        self._key_in_hand = True
+        try:
+            await handling
+        finally:
+            self._key_in_hand = False
+
+    async def _release_keys(self) -> bool:
+        """Replay the held keys if their screen is ready; True when none is held any longer."""
+        if not screen_ready(self):
+            return False
+        self.keys.holding = False
+        while not self.keys.holding:
+            held = self.keys.next()
+            if held is None:
+                return True
+            await self._in_hand(self._handle_key(held))
+        return False  # a replayed key opened a screen: the rest wait for it
+
+    def _watch_keys(self) -> None:
+        """Held keys wait for their screen: check until it is ready, then replay them in the queue's
+        order (``KeysReady`` comes after every key read so far)."""
+        if self._keys_watch is None:
+            self._keys_watch = self.set_interval(0.01, self._check_keys, name="keys-ready")
+
+    def _check_keys(self) -> None:
+        if screen_ready(self):
+            self._keys_watch.stop()
+            self._keys_watch = None
+            self.post_message(KeysReady())
+
+    async def on_keys_ready(self, message: KeysReady) -> None:
+        if self.keys.holding and not await self._release_keys():
+            self._watch_keys()
+
+    async def _handle_key(self, event: events.Key) -> None:
+        """One key, completely: the typing guard, then where Textual would send it, now."""
+        if not self.screen_stack:  # read as the console quits: nothing left to take it
+            return
+        self.keys_handled += 1
+        self.guard.key_pressed()
+        if self._bounce(event):
+            return
+        screen = self.screen
+        if is_call_dialog(screen) and not screen_ready(self):
+            # A dialog that opened by itself and is not shown yet: the key was typed for the prompt.
+            self.run_screen.type_into_prompt(event)
+            return
+        if screen is self.run_screen and self.focused is None and screen.query("#prompt"):
+            screen.set_focus(self.run_screen.prompt)  # back from a dialog: the prompt, at once
+        if not self.app_focus:
+            self.app_focus = True
+        if screen.maximized is not None and event.key == "escape" and self.escape_to_minimize:
+            screen.minimize()
+            return
+        if self.focused:
+            screen._clear_tooltip()
+        if not await self._check_bindings(event.key, priority=True):
+            await deliver(self, event)
 
     def _bounce(self, event: events.Key) -> bool:
         """A key that may not act on the dialog (or picker) on top: close it back to the banner
@@ -487,6 +502,8 @@ class WardenApp(App[None]):
             field = isinstance(focused, Input | Select | Switch) and focused.screen is top
             if field and self.clock() - top.opened_at >= self.guard.open_guard:
                 return False  # typing a reason or a form field, deliberately opened
+            if is_picker(top) and self._picker_may_act(top, event):
+                return False
             if self.guard.may_act(top.opened_at) and (field or not _typed_elsewhere(top, event)):
                 return False
             top.bounced = True
@@ -495,30 +512,28 @@ class WardenApp(App[None]):
             elif is_approval(top):
                 from tui.screens.approval import ApprovalDecision
 
-                self._held_by_typing = True
-                self._dialog_queue.appendleft(top.call)
+                self.dialogs.bounced(top.call)
                 top.dismiss(ApprovalDecision("leave", top.call))
             elif is_resume_form(top):
-                self._held_by_typing = True
-                self._dialog_queue.appendleft(top.call)
+                self.dialogs.bounced(top.call)
                 top.dismiss(None)
         self.bounced_keys += 1
-        self._after_bounce = True
         self.run_screen.type_into_prompt(event)
         return True
+
+    def _picker_may_act(self, picker: PendingPicker, event: events.Key) -> bool:
+        """A picker the operator asked for (by a key) or that is the console's first screen: its
+        own keys that decide nothing (enter opens a run, whose dialog has its own guard; arrows,
+        ``j``/``k``, ``/``, sorts) act as soon as it is ready. ``y``/``n`` keep the whole guard, and
+        so does every key on a picker that opened by itself over the prompt (typing may be under way)."""
+        if not (picker.opened_by_key or picker.first_screen):
+            return False
+        return event.key not in ("y", "n") and not _typed_elsewhere(picker, event)
 
     # -- deadlines: the sweep of a local runtime ------------------------------------------------
     def run_sweep(self) -> Worker[None] | None:
         """Expire overdue approvals of a local runtime now (``Runtime.sweep``); the server sweeps its own."""
-        sweep = getattr(getattr(self.backend, "runtime", None), "sweep", None)
-        if sweep is None:
-            return None
-
-        async def go() -> None:
-            if await sweep():
-                self.run_screen.poll_pending()  # expired calls leave the list, their dialogs close
-
-        return self.run_worker(go, group="sweep", exclusive=True, exit_on_error=False)
+        return self.schedules.sweep_now() if self.schedules is not None else None
 
     def on_deadline_passed(self, message: DeadlinePassed) -> None:
         self.run_sweep()
@@ -550,7 +565,7 @@ class WardenApp(App[None]):
     def _on_form_closed(self, stream: RunStream | FormDecline | None) -> None:
         from tui.screens.resume_form import FormDecline  # the form was open: loaded
 
-        call = self._dialog_open
+        call = self.dialogs.open
         if isinstance(stream, FormDecline):
             if call is not None:
                 self.decide(call, approve=False, reason=stream.reason)
@@ -571,8 +586,7 @@ class WardenApp(App[None]):
         from tui.reconcile import dialogs_to_close  # the store poll's: loaded after the first frame
 
         self.run_backend(lambda: self._log_decided_elsewhere([r.call for r in removals]), "Could not read decisions")
-        queued = {r.call.key for r in dialogs_to_close(removals, self._dialog_queue)}
-        self._dialog_queue = deque(c for c in self._dialog_queue if c.key not in queued)
+        self.dialogs.drop(r.call.key for r in dialogs_to_close(removals, self.dialogs.waiting))
         dialogs = [
             s
             for s in reversed(self.screen_stack)  # an editor or grant choice on top closes first
@@ -655,6 +669,7 @@ class WardenApp(App[None]):
                 picker.reload()
 
         verb = "approve" if approve else "decline"
+        self._say_if_deferred(f"the decision ({verb}) is taken")
         self.run_backend(go, f"Could not {verb} {call.tool_name}")
 
     def on_decide_call(self, message: DecideCall) -> None:
@@ -677,20 +692,35 @@ class WardenApp(App[None]):
     def action_open_pending(self) -> None:
         self.open_pending()
 
-    def open_pending(self, first_page: PendingPage | None = None) -> AwaitMount | None:
-        """The picker (``first_page``: already read, shown without asking the store again)."""
+    def open_pending(self, first_page: PendingPage | None = None, *, first_screen: bool = False) -> AwaitMount | None:
+        """The picker (``first_page``: already read, shown without asking the store again;
+        ``first_screen``: the console opens on it, nothing was typed for the prompt before)."""
         if is_picker(self.screen):
             return None
         from tui.screens.picker import PendingPicker
 
         picker = PendingPicker(
-            per_page=self.per_page, refresh_interval=self.picker_refresh, now=self.now, first_page=first_page
+            per_page=self.settings.per_page,
+            refresh_interval=self.settings.picker_refresh,
+            now=self.now,
+            first_page=first_page,
         )
+        picker.first_screen = first_screen
         return self.push_screen(picker, self._on_picker_closed)
 
     def _on_picker_closed(self, call: PendingCall | None) -> None:
         if call is not None:
+            self._say_if_deferred(f"run {call.run_id[:8]} opens")
             self.run_backend(lambda: self._open_run(call), "Could not open the run")
+
+    def _say_if_deferred(self, what: str) -> None:
+        """An action that must wait for the runtime still loading: the log says so (it is taken
+        once the runtime has loaded; a failure to load is its own error dialog)."""
+        backend = self.backend
+        if isinstance(backend, DeferredBackend) and backend.loaded is None:
+            self.run_screen.log_view.write_entry(
+                Text(f"⧗ the runtime is still loading: {what} once the runtime has loaded", style="dim")
+            )
 
     async def _open_run(self, call: PendingCall) -> None:
         run = await self.backend.get_run(call.run_id)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # pydantic models: loaded with the runtime, not before the first frame
     from agent_core.chunks import Chunk
+    from tui.components.schedules import Maintenance
     from tui.context import RunContext
 
 Kind = Literal["approval", "input"]
@@ -58,6 +59,11 @@ class PendingCall:
     agent_path: tuple[str, ...] = ()
     #: approvals with a deadline (``approval_timeout``): when the sweep expires the call.
     expires_at: datetime | None = None
+    #: the policy rule that gated the call, the distinct approvers it needs (four eyes: 2+) and the
+    #: actors who voted so far (names: untrusted text, shown escaped).
+    policy_rule: str | None = None
+    approvers_required: int = 1
+    approvals: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -78,6 +84,9 @@ class PendingCall:
                 resume_schema=p.resume_schema,
                 agent_path=tuple(p.agent_path),
                 expires_at=p.expires_at,
+                policy_rule=getattr(p, "policy_rule", None),
+                approvers_required=getattr(p, "approvers_required", 1),
+                approvals=_voters(getattr(p, "approvals", None)),
             )
         if chunk.type == "tool-call-suspended":
             return cls(
@@ -260,6 +269,12 @@ class ConsoleBackend(Protocol):
 
     async def revoke_grant(self, grant_id: str) -> None: ...
 
+    @property
+    def maintenance(self) -> Maintenance | None:
+        """A local runtime's recovery and deadline sweep, which the console schedules
+        (``tui.components.schedules``); None when a server keeps the store."""
+        ...
+
     async def aclose(self) -> None: ...
 
 
@@ -287,6 +302,11 @@ def listing_filters(query: PendingQuery | None, agent_id: str | None, thread_id:
     return out
 
 
+def _voters(approvals: Any) -> tuple[str, ...]:
+    """The actors of a call's votes (``[{actor, at}]``, from a listing or an approval chunk)."""
+    return tuple(str(a.get("actor")) for a in approvals or () if isinstance(a, dict))
+
+
 def _kind(call: Any) -> Kind:
     return "approval" if getattr(call, "requires_approval", False) else "input"
 
@@ -312,6 +332,9 @@ def pending_run_from_runtime(run: Any) -> PendingRun:
             resume_schema=getattr(c, "resume_schema", None),
             agent_path=tuple(getattr(c, "agent_path", None) or ()),
             expires_at=getattr(c, "expires_at", None),
+            policy_rule=getattr(c, "policy_rule", None),
+            approvers_required=getattr(c, "approvers_required", 1),
+            approvals=_voters(getattr(c, "approvals", None)),
         )
         for c in run.tool_calls
     )
@@ -419,6 +442,11 @@ class LocalBackend:
     @property
     def actor(self) -> str | None:
         return getattr(self.runtime, "actor", None)
+
+    @property
+    def maintenance(self) -> Maintenance | None:
+        runtime = self.runtime
+        return runtime if hasattr(runtime, "recover") and hasattr(runtime, "sweep") else None
 
     async def aclose(self) -> None:
         await self.runtime.aclose()
@@ -570,6 +598,10 @@ class RemoteBackend:
 
     async def revoke_grant(self, grant_id: str) -> None:
         await self.client.revoke_grant(grant_id)
+
+    @property
+    def maintenance(self) -> Maintenance | None:
+        return None  # the server recovers and sweeps its own store
 
     async def aclose(self) -> None:
         await self.client.aclose()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from tui.console_settings import ConsoleSettings
 from warden_demo.runtime_choice import (
     CliError,
     Settings,
@@ -46,7 +47,7 @@ def open_console(settings: Settings, *, actor: str | None = None) -> None:
         _exit(f"{error.code}: {error.message or error}", 1)
     from tui.app import WardenApp
 
-    app = WardenApp(backend, per_page=PER_PAGE, first_page=first_page, on_first_frame=gc.enable)
+    app = WardenApp(backend, ConsoleSettings(per_page=PER_PAGE), first_page=first_page, on_first_frame=gc.enable)
     _settle_heap()
     app.run()
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tui.backend import AgentInfo, ConsoleBackend, GrantSpec, PendingPage, PendingRun, RunStream
+    from tui.components.schedules import Maintenance
     from tui.context import RunContext
 
 
@@ -67,6 +68,11 @@ class DeferredBackend:
     @property
     def runtime(self) -> Any:
         return getattr(self.loaded, "runtime", None)
+
+    @property
+    def maintenance(self) -> Maintenance | None:
+        """The loaded backend's (none before it has loaded: the app schedules it once it has)."""
+        return self.loaded.maintenance if self.loaded is not None else None
 
     @property
     def actor(self) -> str | None:

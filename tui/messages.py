@@ -72,3 +72,9 @@ class ReviewWaiting(Message):
 @dataclass
 class DeadlinePassed(Message):
     """A listed approval is past its deadline: the app sweeps (a local runtime) so it becomes expired."""
+
+
+@dataclass
+class KeysReady(Message):
+    """The screen that held keys is ready: the app replays them (app -> itself, behind the keys
+    already read, so the order is kept)."""

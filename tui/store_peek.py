@@ -123,4 +123,6 @@ def _call(c: PendingCallRow) -> PendingCall:
         resume_schema=c.resume_schema,
         agent_path=tuple(c.agent_path or ()),
         expires_at=None if c.expires_at is None or c.kind != "approval" else datetime.fromtimestamp(c.expires_at, UTC),
+        policy_rule=c.policy_rule,
+        approvers_required=c.approvers_required,  # the votes come with the runtime's listing
     )

@@ -24,8 +24,10 @@ from warden_cli.common import (
     fail,
 )
 from warden_cli.mcp_proxy import mcp_proxy_command
+from warden_cli.policy import PolicyOption, ShadowPolicyOption, policy_app, use_policy_files
 from warden_cli.runs import grants_app, runs_app
 from warden_cli.serve import serve_command, tokens_app
+from warden_cli.web import web_command
 from warden_demo.runtime_choice import Settings
 
 __all__ = ["app"]
@@ -42,7 +44,9 @@ app.add_typer(runs_app, name="runs")
 app.add_typer(audit_app, name="audit")
 app.add_typer(tokens_app, name="tokens")
 app.add_typer(grants_app, name="grants")
+app.add_typer(policy_app, name="policy")
 app.command("serve")(serve_command)
+app.command("web")(web_command)
 app.command("mcp-proxy", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(mcp_proxy_command)
 
 ModelOption = Annotated[str | None, typer.Option("--model", help="Real model for the demo agents (openai/gpt-5-mini)")]
@@ -72,6 +76,8 @@ def root(
     server: ServerOption = None,
     token: TokenOption = None,
     actor: ActorOption = None,
+    policy: PolicyOption = None,
+    shadow_policy: ShadowPolicyOption = None,
     version: Annotated[
         bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Print the version and exit")
     ] = False,
@@ -81,6 +87,7 @@ def root(
     --db, --app, --server and --token given here apply to the subcommands too."""
     if server and (db or app_spec):
         fail(f"{'--db' if db else '--app'} and --server: give one (a local store, or a Warden server)", 2)
+    use_policy_files(policy, shadow_policy)
     ctx.obj = Settings(db=db, app=app_spec, model=model, server=server, token=token)
     if ctx.invoked_subcommand is None:
         from warden_cli.console import open_local_console, open_remote_console

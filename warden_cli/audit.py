@@ -53,6 +53,8 @@ def _row(e: Any) -> str:
         extra += f"  args={json.dumps(e.args, ensure_ascii=False)}"
     if e.grant_id:
         extra += f"  grant={e.grant_id}"
+    if getattr(e, "policy_rule", None):
+        extra += f"  rule={e.policy_rule}"
     who = e.actor or "-"
     return f"{e.seq:>6}  {when}  {who:<16} {e.decision:<20} {e.tool_name:<18} {e.run_id} {e.tool_call_id}{extra}"
 

@@ -5,7 +5,8 @@ as Python itself (bench/cli_startup.py). The entry point (``warden_cli.main.main
 first: plain options only (``--db``, ``--json``, the filters, ``--page``, ``--per-page``),
 read synchronously with ``SqliteStore.list_suspended_now`` (the store's own query), rows
 shaped by ``warden_cli.headless``. Anything else (``--app``, ``--server`` or ``$WARDEN_SERVER``, a
-PostgreSQL URL, ``--help``, a value out of range, a schema to migrate) returns False and
+PostgreSQL URL, ``--help``, a value out of range, a schema to migrate, a four-eyes call whose
+votes are to be read) returns False and
 the typer command runs, which prints the same table (``render_list`` is shared).
 """
 
@@ -75,7 +76,9 @@ def render_list(runs: list[dict[str, Any]], total: int, *, page: int, per_page: 
     from tui.formatting import format_age
 
     now = datetime.now(UTC)
-    rows = [("RUN", "AGENT", "THREAD", "TOOL", "KIND", "AGE", "EXPIRES", "FINGERPRINT", "TOOL CALL")]
+    ruled = any(c.get("policy_rule") or c.get("approvers_required", 1) > 1 for r in runs for c in r["tool_calls"])
+    header = ("RUN", "AGENT", "THREAD", "TOOL", "KIND", "AGE", "EXPIRES", "FINGERPRINT", "TOOL CALL")
+    rows: list[tuple[str, ...]] = [(*header, "POLICY") if ruled else header]
     for run in runs:
         age = format_age((now - datetime.fromisoformat(run["suspended_at"])).total_seconds())
         for call in run["tool_calls"]:
@@ -91,12 +94,20 @@ def render_list(runs: list[dict[str, Any]], total: int, *, page: int, per_page: 
                     clean(call["fingerprint"].removeprefix("sha256:")[:12]),
                     clean(call["tool_call_id"]),
                 )
+                + ((_policy(call),) if ruled else ())
             )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     if total > per_page or page > 1:
         lines.append(page_line(len(runs), total, page, per_page))
     return "\n".join(lines)
+
+
+def _policy(call: dict[str, Any]) -> str:
+    """``big-refunds 1/2`` (the rule that gated the call; votes of a four-eyes call), or ``-``."""
+    rule = clean(call["policy_rule"]) if call.get("policy_rule") else "-"
+    required = call.get("approvers_required", 1)
+    return f"{rule} {len(call.get('approvals') or [])}/{required}" if required > 1 else rule
 
 
 def _parse(args: list[str]) -> dict[str, Any] | None:
@@ -172,6 +183,8 @@ def fast_runs_list(argv: list[str]) -> bool:
         from warden_cli.headless import run_row_to_json
 
         rows, total = listed
+        if any(c.approvers_required > 1 for r in rows for c in r.calls):
+            return False  # a four-eyes call: its votes are in the audit log, which the store reads
         runs = [run_row_to_json(r) for r in rows]
     sys.stdout.write(render_list(runs, total, page=page, per_page=per_page, as_json=opts["as_json"]) + "\n")
     sys.stdout.flush()

@@ -40,11 +40,26 @@ def run_row_to_json(row: Any) -> dict[str, Any]:
                 "started_at": None if c.started_at is None else _iso(c.started_at),
                 "approved_by": c.decided_by if c.kind == "interrupted" else None,
                 "expires_at": None if c.expires_at is None or c.kind != "approval" else _iso(c.expires_at),
+                "policy_rule": c.policy_rule,
+                "approvers_required": c.approvers_required,
+                "approvals": [],
             }
             for c in row.calls
         ],
         "expires_at": _iso(min(deadlines)) if deadlines else None,
+        "requested_by": next((c.requested_by for c in row.calls if c.requested_by is not None), None),
     }
+
+
+async def _with_votes(store: Any, runs: list[dict[str, Any]]) -> None:
+    """The votes so far of each four-eyes call (as ``agent_core.pending`` adds them)."""
+    from storage.votes import approvals_of
+
+    for run in runs:
+        for call in run["tool_calls"]:
+            if call["approvers_required"] > 1 and call["kind"] == "approval":
+                entries = await store.audit_log(run["run_id"], call["tool_call_id"])
+                call["approvals"] = approvals_of(entries, call["fingerprint"])
 
 
 async def list_from_store(
@@ -65,6 +80,8 @@ async def list_from_store(
         rows, total = await store.list_suspended(
             agent_id=agent_id, thread_id=thread_id, resource_id=resource_id, page=page, per_page=per_page
         )
+        runs = [run_row_to_json(r) for r in rows]
+        await _with_votes(store, runs)
     finally:
         await store.aclose()
-    return [run_row_to_json(r) for r in rows], total
+    return runs, total

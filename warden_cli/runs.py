@@ -29,6 +29,7 @@ from warden_cli.common import (
     run_on_runtime,
 )
 from warden_cli.fast_list import KIND_SHOWN as _KIND_SHOWN
+from warden_cli.policy import PolicyOption, use_policy_files
 from warden_demo.runtime_choice import Settings, db_location, resolve_actor
 
 runs_app = typer.Typer(
@@ -68,6 +69,7 @@ def runs_list(
     app_spec: AppOption = None,
     server: ServerOption = None,
     token: TokenOption = None,
+    policy: PolicyOption = None,
     as_json: JsonOption = False,
     thread: Annotated[str | None, typer.Option("--thread", help="Only this thread")] = None,
     resource: Annotated[str | None, typer.Option("--resource", help="Only this resource")] = None,
@@ -76,6 +78,7 @@ def runs_list(
     per_page: Annotated[int, typer.Option("--per-page", min=1, max=1000)] = 50,
 ) -> None:
     """List runs waiting for a decision, newest first."""
+    use_policy_files(policy, None)
     list_runs(
         merge_settings(ctx, db, app_spec, server, token),
         as_json=as_json,
@@ -168,10 +171,12 @@ def runs_show(
     app_spec: AppOption = None,
     server: ServerOption = None,
     token: TokenOption = None,
+    policy: PolicyOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Show a pending run: the request that started it, the model's text before each call, the
     calls (k of n in their step), arguments, fingerprints, input schemas, and decisions taken."""
+    use_policy_files(policy, None)
     from agent_core.decision_context import run_context
     from tui.untrusted import escape_unsafe, to_json
 
@@ -222,6 +227,11 @@ def runs_show(
                         if c.tool_call_id != call.tool_call_id
                     )
                     typer.echo(f"  step        call {ctx.position} of {ctx.of}; also {others}")
+            if ctx is not None and ctx.policy_line:
+                needed = f" ({ctx.approvers_required} approvals needed)" if ctx.approvers_required > 1 else ""
+                typer.echo(f"  policy      {_clean(ctx.policy_line)}{needed}")
+                if ctx.quorum_line:
+                    typer.echo(f"  approvals   {_clean(ctx.quorum_line)}")
             typer.echo(f"  fingerprint {call.fingerprint}")
             if call.expires_at is not None:
                 typer.echo(f"  expires at  {call.expires_at.isoformat()}")
@@ -275,7 +285,14 @@ async def _print_stream(stream: Any, *, as_json: bool = False) -> None:
             typer.echo(f"tool error {_clean(p.tool_name)}: {_clean(p.error)}")
         elif chunk.type in ("tool-call-approval", "tool-call-suspended"):
             kind = "approval" if chunk.type == "tool-call-approval" else "input"
-            typer.echo(f"pending {kind}: {_clean(p.tool_name)} run {chunk.run_id} tool call {_clean(p.tool_call_id)}")
+            quorum = ""
+            if getattr(p, "approvers_required", 1) > 1:  # a four-eyes rule: the votes so far
+                from agent_core.quorum import quorum_line
+
+                quorum = f", {_clean(quorum_line(p.approvals, p.approvers_required))}"
+            typer.echo(
+                f"pending {kind}: {_clean(p.tool_name)} run {chunk.run_id} tool call {_clean(p.tool_call_id)}{quorum}"
+            )
         elif chunk.type == "error":
             typer.echo(f"error: {_clean(p.error)}")
     if text_open:
@@ -306,12 +323,14 @@ def runs_approve(
     app_spec: AppOption = None,
     server: ServerOption = None,
     token: TokenOption = None,
+    policy: PolicyOption = None,
     actor: ActorOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Approve a pending call; the tool runs and the agent continues.
 
     --fingerprint refers to the call as presented (its original arguments), also with --args."""
+    use_policy_files(policy, None)
     edited: dict[str, Any] | None = None
     if args is not None:
         try:
@@ -344,10 +363,12 @@ def runs_decline(
     app_spec: AppOption = None,
     server: ServerOption = None,
     token: TokenOption = None,
+    policy: PolicyOption = None,
     actor: ActorOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Decline a pending call; the tool never runs and the model is told why."""
+    use_policy_files(policy, None)
     settings = merge_settings(ctx, db, app_spec, server, token)
     who = _decider(settings, actor)
 
@@ -369,10 +390,12 @@ def runs_resume(
     app_spec: AppOption = None,
     server: ServerOption = None,
     token: TokenOption = None,
+    policy: PolicyOption = None,
     actor: ActorOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Resume a suspended tool with data matching its resume schema."""
+    use_policy_files(policy, None)
     try:
         resume_data = json.loads(data)
     except ValueError as error:
@@ -399,11 +422,13 @@ def runs_recover(
     app_spec: AppOption = None,
     server: ServerOption = None,
     token: TokenOption = None,
+    policy: PolicyOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Recover runs left behind by a crash: continue those whose calls all have results,
     put decided calls whose tool never started back to pending, re-run interrupted
     calls of idempotent tools. Needs --app (the agents continue the runs), or --server."""
+    use_policy_files(policy, None)
     settings = merge_settings(ctx, db, app_spec, server, token)
     if settings.app is None and not settings.server:
         fail("warden runs recover needs --app module:runtime (the agents continue the runs) or --server URL", 2)
@@ -422,11 +447,13 @@ def runs_sweep(
     app_spec: AppOption = None,
     server: ServerOption = None,
     token: TokenOption = None,
+    policy: PolicyOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Expire approvals past their deadline (approval_timeout): the tools never run, the
     models are told, the runs continue here for the agents of --app (or the demo agents of --db);
     runs hosted elsewhere that ask for handover (an MCP proxy's) are recorded for their host."""
+    use_policy_files(policy, None)
     settings = merge_settings(ctx, db, app_spec, server, token)
 
     async def go(runtime: Any) -> None:

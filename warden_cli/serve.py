@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from warden_cli.common import DbOption, TokenOption, WebhookOption, WebhookSecretOption, fail
+from warden_cli.policy import PolicyOption, ShadowPolicyOption, use_policy_files
 from warden_demo.runtime_choice import Settings, db_location
 
 
@@ -28,9 +29,22 @@ def serve_command(
     ] = None,
     webhook: WebhookOption = None,
     webhook_secret: WebhookSecretOption = None,
+    webhook_unsigned: Annotated[
+        bool, typer.Option("--webhook-unsigned", help="Send webhooks without a secret (refused otherwise)")
+    ] = False,
+    public_url: Annotated[
+        str | None, typer.Option("--public-url", help="Where browsers reach this server: signed approval links")
+    ] = None,
+    link_actor: Annotated[
+        str | None, typer.Option("--link-actor", help="The actor of decisions taken through links (approval-link)")
+    ] = None,
+    policy: PolicyOption = None,
+    shadow_policy: ShadowPolicyOption = None,
 ) -> None:
     """Serve a Runtime over HTTP (Mastra-compatible API; see docs/server.md)."""
     from warden_server.cli import ServeError, serve
+
+    use_policy_files(policy, shadow_policy)
 
     if app_spec and db:
         fail("--db names the store of the demo agents; with --app your Runtime names its own store", 2)
@@ -45,6 +59,9 @@ def serve_command(
             webhooks=webhook or None,
             webhook_secret=webhook_secret,
             demo_db=None if app_spec else db_location(Settings(db=db)),
+            webhook_unsigned=webhook_unsigned,
+            public_url=public_url,
+            link_actor=link_actor,
         )
     except ServeError as error:
         fail(str(error), 2)

@@ -122,22 +122,24 @@ def refund_policy(call: Any) -> bool:
         return True
 
 
+def delete_row(path: Path, record_id: str) -> dict[str, Any]:
+    """Really delete a sample record (the demo's dangerous action)."""
+    db = sqlite3.connect(path)
+    try:
+        with db:
+            deleted = db.execute("DELETE FROM records WHERE id = ?", (record_id,)).rowcount
+    finally:
+        db.close()
+    return {"deleted": bool(deleted), "record_id": record_id}
+
+
 def build_demo_agents(db_path: str | Path, *, model: LanguageModel | None = None) -> dict[str, Agent]:
     records = records_path(db_path)
     seed_records(records)
     model = model or DemoModel()
 
-    def _delete(record_id: str) -> dict[str, Any]:
-        db = sqlite3.connect(records)
-        try:
-            with db:
-                deleted = db.execute("DELETE FROM records WHERE id = ?", (record_id,)).rowcount
-        finally:
-            db.close()
-        return {"deleted": bool(deleted), "record_id": record_id}
-
     async def delete_record(input: DeleteInput, ctx: ToolContext) -> dict[str, Any]:
-        return await asyncio.to_thread(_delete, input.record_id)
+        return await asyncio.to_thread(delete_row, records, input.record_id)
 
     async def issue_refund(input: RefundInput, ctx: ToolContext) -> dict[str, Any]:
         return {
@@ -238,8 +240,17 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
 }
 
 
-def build_demo_runtime(db_path: str | Path, *, model: LanguageModel | None = None, **store_options: Any) -> Runtime:
-    """The demo agents on the store ``db_path`` names (a SQLite path or a ``postgresql://`` URL)."""
+def build_demo_runtime(
+    db_path: str | Path, *, model: LanguageModel | None = None, frameworks: bool = False, **store_options: Any
+) -> Runtime:
+    """The demo agents on the store ``db_path`` names (a SQLite path or a ``postgresql://`` URL).
+
+    ``frameworks``: also one agent of each framework whose extra is installed (``warden_demo.frameworks``)."""
     if not is_postgres_url(db_path):
         Path(db_path).parent.mkdir(parents=True, exist_ok=True)
-    return Runtime(agents=build_demo_agents(db_path, model=model), storage=open_store(db_path, **store_options))
+    agents: dict[str, Any] = dict(build_demo_agents(db_path, model=model))
+    if frameworks:
+        from warden_demo.frameworks import framework_agents
+
+        agents.update(framework_agents(db_path))
+    return Runtime(agents=agents, storage=open_store(db_path, **store_options))

@@ -61,9 +61,13 @@ class DemoModel(LanguageModel):
             return ModelResponse(text=self._after_tools(messages))
         prompt = last.content if last.role == "user" else ""
         step = sum(1 for m in messages if m.role == "assistant")
+        # In a thread, ids carry the run's id (its first 8 characters): the thread's runs would
+        # otherwise repeat ``call_0_0`` (Mastra Studio merges a chat's tool calls by id).
+        run = (info.run_id or "")[:8] if info.thread_id else ""
 
         def call(name: str, args: dict[str, Any], text: str) -> ModelResponse:
-            return ModelResponse(text=text, tool_calls=[ToolCall(name=name, args=args, id=f"call_{step}_0")])
+            cid = f"call_{run}_{step}_0" if run else f"call_{step}_0"
+            return ModelResponse(text=text, tool_calls=[ToolCall(name=name, args=args, id=cid)])
 
         if (m := _DELETE.search(prompt)) and "delete_record" in tools:
             return call("delete_record", {"record_id": m.group(1)}, f"I will delete record {m.group(1)}.")

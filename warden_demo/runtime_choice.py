@@ -101,10 +101,13 @@ def demo_runtime_builder(settings: Settings) -> Callable[[], tuple[Any, str]]:
         model = resolve_model(settings.model)
 
     def build() -> tuple[Any, str]:
+        from agent_core.policy_env import apply_policy_env
         from storage.urls import describe
         from warden_demo.agents import build_demo_runtime
 
         db = db_location(settings)
-        return build_demo_runtime(db, model=model), describe(db)
+        # WARDEN_DEMO_FRAMEWORKS=1 (``make demo``): also the agents of other frameworks (warden_demo/frameworks.py)
+        frameworks = os.environ.get("WARDEN_DEMO_FRAMEWORKS", "") == "1"
+        return apply_policy_env(build_demo_runtime(db, model=model, frameworks=frameworks)), describe(db)
 
     return build

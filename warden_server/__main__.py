@@ -33,11 +33,14 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="ORIGIN",
-        help="a browser origin allowed to call the API, e.g. https://console.example.com (repeatable)",
+        help="a browser origin allowed to call the API with credentials, e.g. http://localhost:3000 (repeatable)",
     )
     p.add_argument("--tokens-file", default=None, help="named tokens with roles (warden tokens add)")
     p.add_argument("--webhook", action="append", default=[], metavar="URL", help="POST when a call waits (repeatable)")
     p.add_argument("--webhook-secret", default=None, help="HMAC-SHA256 key (default: $WARDEN_WEBHOOK_SECRET)")
+    p.add_argument("--webhook-unsigned", action="store_true", help="send webhooks without a secret (refused otherwise)")
+    p.add_argument("--public-url", default=None, metavar="URL", help="where browsers reach this server: approval links")
+    p.add_argument("--link-actor", default=None, metavar="NAME", help="the actor of link decisions (approval-link)")
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     args = p.parse_args(argv)
     try:
@@ -53,6 +56,9 @@ def main(argv: list[str] | None = None) -> int:
             tokens_file=args.tokens_file,
             webhooks=args.webhook or None,
             webhook_secret=args.webhook_secret,
+            webhook_unsigned=args.webhook_unsigned,
+            public_url=args.public_url,
+            link_actor=args.link_actor,
         )
     except ServeError as exc:
         print(f"warden serve: {exc}", file=sys.stderr)

@@ -14,17 +14,18 @@ from pydantic import BaseModel, ValidationError
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from agent_core import wire
-from agent_core.errors import AgentNotFound, WardenError
+from agent_core.errors import AgentNotFound, InvalidRequest, WardenError
 from agent_core.notify import watch_pending
+from agent_core.options import SentRunOptions
 from agent_core.webhooks import WebhookNotifier
-from warden_server import context_routes, events, external_routes, handover, resolve_routes
+from warden_server import context_routes, events, external_routes, handover, resolve_routes, studio_routes, ui
 from warden_server import errors as E
+from warden_server.cors import cors_middleware
 from warden_server.external import ExternalCalls
 from warden_server.limits import InvalidBody, parse_json_body
 from warden_server.middleware import BearerAuthMiddleware, BodySizeLimitMiddleware
@@ -40,6 +41,7 @@ from warden_server.schemas import (
     SuspendedRunsQuery,
 )
 from warden_server.sse import StreamPump, sse_response
+from warden_server.studio_errors import StudioErrorMiddleware
 from warden_server.tokens import Identity, Role, TokenSet
 
 log = logging.getLogger("warden.server")
@@ -61,7 +63,7 @@ class RouteSpec:
     summary: str
     body: type[BaseModel] | None = None
     query: type[BaseModel] | None = None
-    response: str = "json"  # "json" | "sse" (a run's chunks) | "events" (store events)
+    response: str = "json"  # "json" | "sse" (a run's chunks) | "events" (store events) | "html"
     auth: bool = True
     #: the least role a named token needs (``warden_server.tokens``): viewer, approver or admin.
     role: Role = "viewer"
@@ -115,15 +117,31 @@ async def list_agents(request: Request) -> Response:
 async def stream(request: Request) -> Response:
     _, agent = _agent(request)
     body = await _body(request, StreamBody)
-    s = await agent.stream(body.messages_arg(), **body.options())
+    s = await agent.stream(body.messages_arg(), **_run_options(request, body))
     return _stream_response(request, s)
 
 
 async def generate(request: Request) -> Response:
     _, agent = _agent(request)
     body = await _body(request, StreamBody)
-    result = await agent.generate(body.messages_arg(), **body.options())
+    result = await agent.generate(body.messages_arg(), **_run_options(request, body))
     return JSONResponse(wire.encode_generate_result(result))
+
+
+def _run_options(request: Request, body: StreamBody) -> SentRunOptions:
+    """The run's options; with auth its ``actor`` (the run's ``requested_by``, who never counts toward
+    a four-eyes quorum on it) is the token's name: a body naming someone else is ``InvalidRequest``,
+    nothing started. Without auth the body's ``actor`` (or the runtime's)."""
+    options = body.options()
+    name = _actor(request)
+    if name:
+        given = options.get("actor")
+        if given is not None and given != name:
+            raise InvalidRequest(
+                f"actor {given!r} is not the name of this request's token ({name!r}); nothing was started"
+            )
+        options["actor"] = name
+    return options
 
 
 def _actor(request: Request) -> str | None:
@@ -489,6 +507,7 @@ ROUTES: list[tuple[RouteSpec, Callable[[Request], Awaitable[Response]]]] = [
     ),
 ]
 ROUTES += external_routes.routes(RouteSpec)  # warden mcp-proxy --server (warden_server.external)
+ROUTES += studio_routes.routes(RouteSpec)  # what Mastra Studio reads besides the routes above
 
 
 # ---------------------------------------------------------------------------------------------
@@ -578,12 +597,14 @@ def create_app(
     Bearer <token>``; an empty or blank one is a ``ValueError``.
     ``max_body_bytes``: larger request bodies get 413; ``body_timeout``: a body
     not all received within that many seconds gets 408.
-    ``cors_origins``: browser origins allowed to call the API (CORS; preflights need no token).
+    ``cors_origins``: browser origins allowed to call the API with credentials (``warden_server.cors``;
+    preflights need no token); a malformed one or ``*`` is ``InvalidCorsOrigin``.
     ``manage_runtime``: enter ``runtime`` (``async with``) for the app's
     lifetime; pass False when the caller already owns it.
     ``tokens``: named tokens with roles (``warden_server.tokens``); with ``token`` too, both are accepted.
     A token whose role is below a route's gets 403; decisions record the token's name as the actor.
     ``webhooks``: told of every call that starts waiting in the runtime's store (any process).
+    The browser UI is served under ``/ui/`` (``warden_server.ui``; sign-in with these tokens).
     """
 
     check_token(token)
@@ -612,20 +633,15 @@ def create_app(
 
     middleware = []
     if cors_origins:
-        middleware.append(
-            Middleware(
-                CORSMiddleware,
-                allow_origins=list(cors_origins),
-                allow_methods=["GET", "POST"],
-                allow_headers=[wire.AUTHORIZATION, "Content-Type"],
-                expose_headers=[wire.RUN_ID_HEADER],
-                max_age=600,
-            )
-        )
+        middleware.append(cors_middleware(cors_origins))  # outermost: preflights need no token
     if token:
         tokens = TokenSet.single(token) if tokens is None else tokens.merged(TokenSet.single(token))
+    middleware.append(Middleware(StudioErrorMiddleware))  # Mastra's error form for Studio's requests only
     if tokens is not None:
-        middleware.append(Middleware(BearerAuthMiddleware, tokens=tokens))
+        public = (wire.HEALTH, *studio_routes.PUBLIC_PATHS)
+        middleware.append(
+            Middleware(BearerAuthMiddleware, tokens=tokens, public_paths=public, public_prefixes=(ui.UI_PREFIX,))
+        )
     middleware.append(Middleware(BodySizeLimitMiddleware, max_body_bytes=max_body_bytes, body_timeout=body_timeout))
     app = Starlette(
         routes=[
@@ -647,6 +663,7 @@ def create_app(
     app.state.stream_pumps = set()
     app.state.auth_required = tokens is not None
     app.state.secrets = _store_secrets(runtime)
+    ui.install(app, tokens)  # the browser UI under /ui/ (its own sign-in: warden_server.ui)
     return app
 
 

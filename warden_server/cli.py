@@ -9,7 +9,6 @@ on stdout (with the real port when ``--port 0`` asked for any free one).
 from __future__ import annotations
 
 import importlib
-import ipaddress
 import logging
 import os
 from typing import Any
@@ -18,10 +17,14 @@ import uvicorn
 
 from agent_core import Runtime
 from agent_core.app_loader import AppLoadError, load_runtime
+from agent_core.approval_links import LINK_ACTOR, LinkSigner
 from agent_core.telemetry_setup import TelemetrySetupError, configure_from_env
 from agent_core.telemetry_setup import flush as flush_telemetry
 from agent_core.webhooks import WebhookNotifier
+from warden_server import ui
+from warden_server.addresses import is_loopback
 from warden_server.app import DEFAULT_BODY_TIMEOUT_SECONDS, DEFAULT_MAX_BODY_BYTES, check_token, create_app
+from warden_server.cors import InvalidCorsOrigin, check_origins
 from warden_server.events import close_streams
 from warden_server.tokens import TokenFileError, TokenSet, load_tokens
 
@@ -34,15 +37,6 @@ READY_PREFIX = "Warden server listening on "
 
 class ServeError(Exception):
     """The server cannot start as asked (bad ``--app``, or no token on a public address)."""
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def resolve_token(token: str | None) -> str | None:
@@ -71,6 +65,25 @@ def check_bind(host: str, token: str | None) -> None:
             f"refusing to listen on {host!r} without an API token: set --token or {TOKEN_ENV}, "
             "or bind a loopback address (127.0.0.1, ::1, localhost)"
         )
+
+
+def approval_links(public_url: str | None, secret: str | None, actor: str | None) -> LinkSigner | None:
+    """The signer of approval links for ``--public-url`` (None without it); a bad option is a ``ServeError``."""
+    if actor is not None and (not actor.strip() or actor != actor.strip() or not actor.isprintable()):
+        raise ServeError("--link-actor: give a plain name (no surrounding spaces or control characters)")
+    if actor is not None and not public_url:
+        raise ServeError("--link-actor names who decides through approval links: it needs --public-url")
+    if not public_url:
+        return None
+    if not public_url.startswith(("http://", "https://")) or not public_url.isprintable() or " " in public_url:
+        raise ServeError(f"--public-url: expected an http:// or https:// URL, not {public_url!r}")
+    if not secret:
+        raise ServeError(
+            "--public-url: approval links are signed with the webhook secret: "
+            f"set --webhook-secret or {WEBHOOK_SECRET_ENV}"
+        )
+    log.info("approval links point at %s (decided as %r)", public_url, actor or LINK_ACTOR)
+    return LinkSigner(secret, public_url)
 
 
 def _if_installed(module: str) -> str:
@@ -128,13 +141,19 @@ def serve(
     tokens_file: str | None = None,
     webhooks: list[str] | None = None,
     webhook_secret: str | None = None,
+    webhook_unsigned: bool = False,
+    public_url: str | None = None,
+    link_actor: str | None = None,
     demo_db: str | None = None,
 ) -> None:
     """Serve the ``Runtime`` named by ``app`` (``module:attr``) until interrupted; without ``app``,
     the demo agents on the store ``demo_db`` names (a SQLite path or a ``postgresql://`` URL).
 
     ``tokens_file``: named tokens with roles (``warden_server.tokens``), with or instead of ``token``.
-    ``webhooks``: URLs POSTed (signed with ``webhook_secret`` / ``$WARDEN_WEBHOOK_SECRET``) when a call waits.
+    ``webhooks``: URLs POSTed (signed with ``webhook_secret`` / ``$WARDEN_WEBHOOK_SECRET``) when a call waits;
+    without a secret they are refused unless ``webhook_unsigned``.
+    ``public_url``: the address browsers reach this server at; with a secret, notifications carry signed
+    approval links (``agent_core.approval_links``), decided as ``link_actor`` (default ``approval-link``).
     """
     logging.basicConfig(
         level=getattr(logging, log_level.upper(), logging.INFO),
@@ -149,6 +168,10 @@ def serve(
             raise ServeError(f"--tokens-file: {exc}") from None
         log.info("%d named token(s) from %s", len(named), tokens_file)
     check_bind(host, token or ("named tokens" if named else None))
+    try:
+        cors_origins = check_origins(cors_origins or ()) or None
+    except InvalidCorsOrigin as exc:
+        raise ServeError(str(exc)) from None
     # before the warnings: a bad --app is the one line printed
     if app is not None:
         try:
@@ -174,12 +197,18 @@ def serve(
             TOKEN_ENV,
             host,
         )
+    secret = webhook_secret or os.environ.get(WEBHOOK_SECRET_ENV) or None
+    signer = approval_links(public_url, secret, link_actor)
     notifier = None
     if webhooks:
-        secret = webhook_secret or os.environ.get(WEBHOOK_SECRET_ENV) or None
+        if not secret and not webhook_unsigned:
+            raise ServeError(
+                f"webhooks without a secret are refused: set --webhook-secret or {WEBHOOK_SECRET_ENV}, "
+                "or say --webhook-unsigned to send them unsigned"
+            )
         if not secret:
-            log.warning("webhooks are not signed: set --webhook-secret or %s", WEBHOOK_SECRET_ENV)
-        notifier = WebhookNotifier(list(webhooks), secret)
+            log.warning("webhooks are not signed (--webhook-unsigned): receivers cannot tell them from forgeries")
+        notifier = WebhookNotifier(list(webhooks), secret, links=signer.for_notice if signer else None)
     asgi = create_app(
         runtime,
         token=token,
@@ -189,6 +218,7 @@ def serve(
         tokens=named,
         webhooks=notifier,
     )
+    ui.configure_links(asgi, signer, link_actor)
     config = uvicorn.Config(
         asgi,
         host=host,

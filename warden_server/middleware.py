@@ -38,7 +38,8 @@ class BearerAuthMiddleware:
     """Requires ``Authorization: Bearer <token>`` on every path except ``public_paths``.
 
     ``tokens``: the named tokens accepted (``warden_server.tokens``); ``token``: one
-    admin token. The comparison is constant-time (``hmac.compare_digest`` over
+    admin token. ``public_prefixes``: subtrees that authenticate themselves.
+    The comparison is constant-time (``hmac.compare_digest`` over
     SHA-256 digests). The token's ``Identity`` goes in ``scope["state"]["identity"]``.
     """
 
@@ -49,6 +50,7 @@ class BearerAuthMiddleware:
         public_paths: Iterable[str] = ("/health",),
         *,
         tokens: TokenSet | None = None,
+        public_prefixes: Iterable[str] = (),
     ) -> None:
         if tokens is None:
             if not token:
@@ -57,9 +59,19 @@ class BearerAuthMiddleware:
         self.app = app
         self.tokens = tokens
         self.public_paths = frozenset(public_paths)
+        #: subtrees with their own authentication (the browser UI's sessions: ``warden_server.ui``).
+        self.public_prefixes = tuple(public_prefixes)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("path") in self.public_paths:
+        path = scope.get("path", "")
+        root = scope.get("root_path", "")
+        if root and path.startswith(root):  # as Starlette routes it: the path below the mount point
+            path = path[len(root) :]
+        if (
+            scope["type"] != "http"
+            or path in self.public_paths
+            or any(path == p or path.startswith(p + "/") for p in self.public_prefixes)
+        ):
             await self.app(scope, receive, send)
             return
         supplied = b""

@@ -18,7 +18,7 @@ from agent_core import wire
 from agent_core.chunks import Chunk
 from agent_core.decision_context import CallContext, TranscriptEntry
 from agent_core.views import AuditPage, Grant, SuspendedRun, UnreadableRun
-from warden_server import external_routes
+from warden_server import external_routes, studio_routes
 
 _ERROR_SCHEMA = {
     "type": "object",
@@ -94,6 +94,8 @@ def _response_schema(spec: Any, components: dict[str, Any]) -> dict[str, Any]:
         return {"type": "object", "required": ["status"], "properties": {"status": {"type": "string"}}}
     if spec.name in external_routes.RESPONSES:
         return external_routes.RESPONSES[spec.name]
+    if spec.name in studio_routes.RESPONSES:
+        return studio_routes.RESPONSES[spec.name]
     if spec.name == "openapi":
         return {"type": "object", "required": ["openapi", "paths"]}
     if spec.name == "listAgents":
@@ -297,6 +299,8 @@ def build_openapi(routes: list[tuple[Any, Any]]) -> dict[str, Any]:
                 "an idle stream open. The stream does not end by itself.",
                 "content": {wire.SSE_MEDIA_TYPE: {"itemSchema": event}},
             }
+        elif spec.response == "html":
+            ok = {"description": "A static HTML page", "content": {"text/html": {"schema": {"type": "string"}}}}
         else:
             ok = {"description": "OK", "content": {"application/json": {"schema": _response_schema(spec, components)}}}
         responses: dict[str, Any] = {"200": ok}

@@ -85,6 +85,8 @@ class StreamBody(_ThreadScoped):
     max_steps: int | None = Field(default=None, alias="maxSteps", ge=1, le=1000)
     request_context: dict[str, Any] | None = Field(default=None, alias="requestContext")
     approval_timeout: float | None = Field(default=None, alias="approvalTimeout", gt=0)
+    #: who starts the run (``requested_by``); with tokens it must be the token's name.
+    actor: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
 
     def options(self) -> SentRunOptions:
         """The run's options, as ``Agent.stream`` takes them (only those the body sets)."""
@@ -97,6 +99,8 @@ class StreamBody(_ThreadScoped):
         )
         if self.approval_timeout is not None:
             options["approval_timeout"] = self.approval_timeout
+        if self.actor is not None:
+            options["actor"] = self.actor
         return options
 
     def messages_arg(self) -> str | list[dict[str, str]]:

@@ -10,6 +10,7 @@ import pytest
 
 from tui.app import WardenApp
 from tui.backend import LocalBackend
+from tui.console_settings import ConsoleSettings
 from warden_demo.agents import build_demo_runtime
 from warden_demo.model import DemoModel
 
@@ -40,7 +41,7 @@ def demo_app(db_path: Path, **kw) -> WardenApp:
     # The panel does not poll unless a test asks (pending_refresh=...): the flows stay deterministic.
     options = dict(approval_guard=0, picker_refresh=0.1, pending_refresh=0, status_refresh=0, cursor_blink=False)
     options.update(kw)
-    return WardenApp(LocalBackend(demo_runtime(db_path), store_label=str(db_path)), **options)
+    return WardenApp(LocalBackend(demo_runtime(db_path), store_label=str(db_path)), ConsoleSettings(**options))
 
 
 async def wait_for(pilot, predicate: Callable[[], object], what: str, limit: int = 1500) -> None:

@@ -95,6 +95,9 @@ def input_call(run_id: str = "run-0002") -> PendingCall:
 class FakeBackend:
     store_label = "/home/demo/.local/share/warden/warden.db"
 
+    #: no recovery or sweep to schedule (as over a server)
+    maintenance = None
+
     def __init__(self, pending: list[PendingRun] | None = None, *, hold_after: int | None = None) -> None:
         self.pending = pending or []
         self.hold_after = hold_after

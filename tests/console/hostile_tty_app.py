@@ -16,6 +16,7 @@ from agent_core.models import FunctionModel, ModelResponse, ToolCall
 from storage import SqliteStore
 from tui.app import WardenApp
 from tui.backend import LocalBackend
+from tui.console_settings import ConsoleSettings
 from tui.screens.approval import ApprovalModal
 
 HOSTILE = {
@@ -51,9 +52,7 @@ def main() -> None:
     db = Path(tempfile.mkdtemp()) / "w.db"
     app = WardenApp(
         LocalBackend(Runtime(agents={"evil": agent}, storage=SqliteStore(db))),
-        approval_guard=0,
-        picker_refresh=0,
-        status_refresh=0,
+        ConsoleSettings(approval_guard=0, picker_refresh=0, status_refresh=0),
     )
 
     async def auto_pilot(pilot):

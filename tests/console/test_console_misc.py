@@ -24,6 +24,7 @@ from tui import keymap
 from tui.app import WardenApp
 from tui.backend import LocalBackend
 from tui.components.chunk_log import ChunkLog
+from tui.console_settings import ConsoleSettings
 from tui.screens.approval import ApprovalModal
 from tui.screens.error import ErrorModal
 from tui.screens.help import HelpScreen
@@ -66,7 +67,9 @@ def test_every_binding_has_an_id_and_a_description():
 
 
 async def test_help_screen_lists_every_binding_id():
-    app = WardenApp(FakeBackend(), now=lambda: NOW, picker_refresh=0, status_refresh=0, cursor_blink=False)
+    app = WardenApp(
+        FakeBackend(), ConsoleSettings(now=lambda: NOW, picker_refresh=0, status_refresh=0, cursor_blink=False)
+    )
     async with app.run_test(size=(140, 170)) as pilot:  # tall enough for every section
         await pilot.press("f1")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "help")
@@ -145,7 +148,9 @@ async def test_hostile_args_are_shown_as_escapes_and_never_reach_the_terminal(tm
     tool = create_tool(id="danger", description="d", input_schema=DangerInput, execute=danger, require_approval=True)
     agent = Agent(id="evil", name="Evil", model=FunctionModel(model), tools={"danger": tool})
     runtime = Runtime(agents={"evil": agent}, storage=SqliteStore(tmp_path / "w.db"))
-    app = WardenApp(LocalBackend(runtime), approval_guard=0, picker_refresh=0, status_refresh=0, cursor_blink=False)
+    app = WardenApp(
+        LocalBackend(runtime), ConsoleSettings(approval_guard=0, picker_refresh=0, status_refresh=0, cursor_blink=False)
+    )
     async with app.run_test(size=(110, 40)) as pilot:
         await type_prompt(pilot, "go")
         await wait_for(pilot, lambda: showing(app, ApprovalModal), "dialog")
@@ -215,7 +220,9 @@ async def test_two_gated_calls_of_one_step_get_one_dialog_each(tmp_path):
     tool = create_tool(id="delete", input_schema=Input, execute=delete, require_approval=True)
     agent = Agent(id="multi", name="Multi", model=FunctionModel(model), tools={"delete": tool})
     runtime = Runtime(agents={"multi": agent}, storage=SqliteStore(tmp_path / "w.db"))
-    app = WardenApp(LocalBackend(runtime), approval_guard=0, picker_refresh=0, status_refresh=0, cursor_blink=False)
+    app = WardenApp(
+        LocalBackend(runtime), ConsoleSettings(approval_guard=0, picker_refresh=0, status_refresh=0, cursor_blink=False)
+    )
     async with app.run_test(size=(110, 40)) as pilot:
         await type_prompt(pilot, "go")
         await wait_for(pilot, lambda: showing(app, ApprovalModal), "first dialog")

@@ -11,6 +11,7 @@ from tests.mcp.helpers import make_overdue
 from tests.test_handover_operator import _host, _pending
 from tui.app import WardenApp
 from tui.backend import LocalBackend
+from tui.console_settings import ConsoleSettings
 
 
 def _decisions(db: Path, run_id: str) -> list[str]:
@@ -25,7 +26,9 @@ async def test_the_console_expires_an_overdue_call_of_a_run_it_does_not_host(tmp
         run_id = await _pending(agent, approval_timeout=600)
         make_overdue(db, run_id)
         backend = LocalBackend(demo_runtime(db), store_label=str(db))  # the demo agents, not mcp:files
-        app = WardenApp(backend, approval_guard=0, pending_refresh=0, status_refresh=0, open_picker=False)
+        app = WardenApp(
+            backend, ConsoleSettings(approval_guard=0, pending_refresh=0, status_refresh=0, open_picker=False)
+        )
         async with app.run_test(size=(100, 30)) as pilot:
             await wait_for(pilot, lambda: _decisions(db, run_id) == ["expired"], "the console's sweep")
         applied = await host.adopt(agent, run_id=run_id, tool_call_id="c1")

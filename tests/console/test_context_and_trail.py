@@ -11,6 +11,7 @@ from storage import SqliteStore
 from tests.console.conftest import demo_app, log_text, showing, suspend_runs, type_prompt, wait_for
 from tests.console.fakes import NOW, FakeBackend, approval_call, input_call
 from tui.app import WardenApp
+from tui.console_settings import ConsoleSettings
 from tui.screens.approval import ApprovalModal
 from tui.screens.help import HelpScreen
 from tui.screens.picker import PendingPicker
@@ -22,7 +23,10 @@ SIZE = (120, 36)
 
 
 def fake_app(backend: FakeBackend) -> WardenApp:
-    return WardenApp(backend, approval_guard=0, now=lambda: NOW, picker_refresh=0, status_refresh=0, cursor_blink=False)
+    return WardenApp(
+        backend,
+        ConsoleSettings(approval_guard=0, now=lambda: NOW, picker_refresh=0, status_refresh=0, cursor_blink=False),
+    )
 
 
 async def test_dialog_shows_request_model_text_step_and_wait():

@@ -9,6 +9,7 @@ from textual.widgets import Select
 from tests.console.conftest import demo_runtime, log_text, showing, suspend_runs, type_prompt, wait_for
 from tui.app import WardenApp
 from tui.backend import LocalBackend
+from tui.console_settings import ConsoleSettings
 from tui.deferred_backend import DeferredBackend
 from tui.screens.approval import ApprovalModal
 from tui.screens.error import ErrorModal
@@ -35,7 +36,7 @@ async def test_the_runtime_loads_after_the_first_frame_then_agents_and_pending_r
         return LocalBackend(demo_runtime(db_path), store_label=str(db_path))
 
     backend = DeferredBackend(load)
-    app = WardenApp(backend, **options())
+    app = WardenApp(backend, ConsoleSettings(**options()))
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.focused is not None and app.focused.id == "prompt", "prompt focused")
         screen = app.run_screen
@@ -61,7 +62,7 @@ async def test_a_runtime_that_fails_to_load_is_one_error_dialog(db_path):
     def load():
         raise RuntimeError("no such app")
 
-    app = WardenApp(DeferredBackend(load), **options())
+    app = WardenApp(DeferredBackend(load), ConsoleSettings(**options()))
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, ErrorModal), "error dialog")
         assert "no such app" in app.screen.message
@@ -79,7 +80,7 @@ async def test_a_sqlite_store_lists_its_pending_runs_before_the_runtime_is_loade
         return LocalBackend(demo_runtime(db_path), store_label=str(db_path))
 
     backend = DeferredBackend(load, peek=SqlitePeek(str(db_path)).list_pending)
-    app = WardenApp(backend, **options())
+    app = WardenApp(backend, ConsoleSettings(**options()))
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, PendingPicker) and app.screen.calls, "picker")
         picker = app.screen
@@ -111,7 +112,7 @@ async def test_warden_on_a_file_with_pending_runs_opens_on_the_picker(db_path, t
     assert page is not None and page.total == 2 and page.counts == {"approval": 2, "input": 0}
     backend = console_backend(settings)
     assert isinstance(backend, DeferredBackend)
-    app = WardenApp(backend, first_page=page, **options(pending_refresh=60))  # no poll during the test
+    app = WardenApp(backend, ConsoleSettings(**options(pending_refresh=60)), first_page=page)  # no poll during the test
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, PendingPicker) and app.screen.loads, "picker")
         assert app.screen.loads == 1 and [c.tool_call_id for c in app.screen.calls.values()] == [
@@ -132,7 +133,7 @@ async def test_the_status_bar_names_the_file_from_the_first_frame(db_path):
 
     backend = console_backend(Settings(db=db_path))
     assert isinstance(backend, DeferredBackend) and backend.loaded is None
-    app = WardenApp(backend, **options(pending_refresh=60))
+    app = WardenApp(backend, ConsoleSettings(**options(pending_refresh=60)))
     async with app.run_test(size=SIZE) as pilot:
         assert app.run_screen.status.store == str(db_path)
         await wait_for(pilot, lambda: backend.loaded is not None, "runtime loaded")
@@ -196,7 +197,7 @@ async def test_the_other_screens_stylesheet_is_read_after_the_first_frame_or_bef
     await suspend_runs(db_path, [("ops", "delete record abc-123")])
     backend = LocalBackend(demo_runtime(db_path))
     page = await backend.list_pending(page=0, per_page=50, with_counts=True)
-    app = WardenApp(backend, first_page=page, **options())
+    app = WardenApp(backend, ConsoleSettings(**options()), first_page=page)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, PendingPicker), "picker")
         assert loaded(app)

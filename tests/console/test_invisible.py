@@ -13,6 +13,7 @@ import unicodedata
 import pytest
 from rich.text import Text
 
+from tui.console_settings import ConsoleSettings
 from tui.untrusted import escape_unsafe, find_unsafe, json_text, safe_text, scan, summarize
 
 # Variation selectors and Other_Default_Ignorable_Code_Point (PropList.txt), as ranges.
@@ -87,7 +88,8 @@ async def test_the_approval_dialog_flags_invisible_characters_and_keeps_its_bord
     from tui.screens.approval import ApprovalModal
 
     app = WardenApp(
-        FakeBackend(), approval_guard=0, now=lambda: NOW, picker_refresh=0, status_refresh=0, cursor_blink=False
+        FakeBackend(),
+        ConsoleSettings(approval_guard=0, now=lambda: NOW, picker_refresh=0, status_refresh=0, cursor_blink=False),
     )
     async with app.run_test(size=(100, 30)) as pilot:
         app.open_dialog(approval_call(args={"to": "x\ufe0fy\u034fz"}))

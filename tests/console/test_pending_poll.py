@@ -13,6 +13,7 @@ from agent_core.chunks import make_chunk
 from tests.console.conftest import demo_app, demo_runtime, showing, suspend_runs, wait_for
 from tests.console.fakes import FakeBackend
 from tui.app import WardenApp
+from tui.console_settings import ConsoleSettings
 from tui.screens.approval import ApprovalModal
 from tui.screens.error import ErrorModal
 from tui.screens.resume_form import ResumeFormModal
@@ -140,7 +141,8 @@ class LiveBackend(FakeBackend):
 
 async def test_polls_leave_the_calls_of_a_live_stream_alone():
     app = WardenApp(
-        LiveBackend(), approval_guard=0, picker_refresh=0, status_refresh=0, pending_refresh=0.02, cursor_blink=False
+        LiveBackend(),
+        ConsoleSettings(approval_guard=0, picker_refresh=0, status_refresh=0, pending_refresh=0.02, cursor_blink=False),
     )
     async with app.run_test(size=SIZE) as pilot:
         # (no typing here: Pilot waits for an idle CPU after each key, and this polls every 20 ms)
@@ -204,12 +206,14 @@ async def test_an_unreachable_store_keeps_the_panel_and_the_console_running():
     backend = FlakyBackend()
     app = WardenApp(
         backend,
-        approval_guard=0,
-        picker_refresh=0,
-        status_refresh=0,
-        pending_refresh=POLL,
-        open_picker=False,
-        cursor_blink=False,
+        ConsoleSettings(
+            approval_guard=0,
+            picker_refresh=0,
+            status_refresh=0,
+            pending_refresh=POLL,
+            open_picker=False,
+            cursor_blink=False,
+        ),
     )
     async with app.run_test(size=SIZE) as pilot:
         screen = app.run_screen

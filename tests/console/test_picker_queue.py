@@ -17,6 +17,7 @@ from storage import SqliteStore
 from tests.console.conftest import demo_app, log_text, showing, suspend_runs, wait_for
 from tests.console.fakes import NOW, FakeBackend, sample_pending
 from tui.app import WardenApp
+from tui.console_settings import ConsoleSettings
 from tui.screens.approval import ApprovalModal
 from tui.screens.error import ErrorModal
 from tui.screens.picker import PendingPicker
@@ -29,11 +30,7 @@ BULK = 10_500
 def fake_app(backend: FakeBackend | None = None) -> WardenApp:
     return WardenApp(
         backend or FakeBackend(sample_pending()),
-        approval_guard=0,
-        now=lambda: NOW,
-        picker_refresh=0,
-        status_refresh=0,
-        cursor_blink=False,
+        ConsoleSettings(approval_guard=0, now=lambda: NOW, picker_refresh=0, status_refresh=0, cursor_blink=False),
     )
 
 

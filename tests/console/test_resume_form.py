@@ -12,6 +12,7 @@ from agent_core.errors import ResumeDataInvalid
 from tests.console.conftest import showing, wait_for
 from tests.console.fakes import NOW, FakeBackend, input_call
 from tui.app import WardenApp
+from tui.console_settings import ConsoleSettings
 from tui.screens.resume_form import ResumeFormModal, errors_by_field, fields_from_schema
 
 
@@ -67,7 +68,10 @@ def test_errors_map_to_fields_and_a_general_line():
 
 async def test_form_sends_typed_values():
     backend = FakeBackend()
-    app = WardenApp(backend, approval_guard=0, now=lambda: NOW, picker_refresh=0, status_refresh=0, cursor_blink=False)
+    app = WardenApp(
+        backend,
+        ConsoleSettings(approval_guard=0, now=lambda: NOW, picker_refresh=0, status_refresh=0, cursor_blink=False),
+    )
     async with app.run_test(size=(110, 50)) as pilot:
         app.open_dialog(input_call())
         await wait_for(pilot, lambda: showing(app, ResumeFormModal), "form")

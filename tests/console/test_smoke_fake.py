@@ -5,13 +5,17 @@ from __future__ import annotations
 from tests.console.conftest import showing, type_prompt, wait_for
 from tests.console.fakes import FP, NOW, FakeBackend, sample_pending
 from tui.app import WardenApp
+from tui.console_settings import ConsoleSettings
 from tui.screens.approval import ApprovalModal
 from tui.screens.picker import PendingPicker
 
 
 def make_app(backend, **kw):
     return WardenApp(
-        backend, approval_guard=0, now=lambda: NOW, picker_refresh=0, status_refresh=0, cursor_blink=False, **kw
+        backend,
+        ConsoleSettings(
+            approval_guard=0, now=lambda: NOW, picker_refresh=0, status_refresh=0, cursor_blink=False, **kw
+        ),
     )
 
 

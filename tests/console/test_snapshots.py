@@ -15,6 +15,7 @@ import pytest
 from tests.console.conftest import showing, wait_for
 from tests.console.fakes import NOW, FakeBackend, approval_call, input_call, sample_pending
 from tui.app import WardenApp
+from tui.console_settings import ConsoleSettings
 from tui.screens.approval import ApprovalModal
 from tui.screens.help import HelpScreen
 from tui.screens.picker import PendingPicker
@@ -30,7 +31,10 @@ HOSTILE_ARGS = {
 
 
 def make_app(backend: FakeBackend) -> WardenApp:
-    return WardenApp(backend, approval_guard=0, now=lambda: NOW, picker_refresh=0, status_refresh=0, cursor_blink=False)
+    return WardenApp(
+        backend,
+        ConsoleSettings(approval_guard=0, now=lambda: NOW, picker_refresh=0, status_refresh=0, cursor_blink=False),
+    )
 
 
 def test_run_screen_mid_stream(snap_compare):

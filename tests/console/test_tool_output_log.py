@@ -10,6 +10,7 @@ from storage import SqliteStore
 from tests.console.conftest import log_text, type_prompt, wait_for
 from tui.app import WardenApp
 from tui.backend import LocalBackend
+from tui.console_settings import ConsoleSettings
 
 
 class JobIn(BaseModel):
@@ -30,7 +31,9 @@ async def test_progress_lines_appear_under_the_running_call(tmp_path):
     tool = create_tool(id="import-data", input_schema=JobIn, execute=import_data)
     agent = Agent(id="etl", name="ETL", model=FunctionModel(model), tools={"import_data": tool})
     runtime = Runtime(agents={"etl": agent}, storage=SqliteStore(tmp_path / "w.db"))
-    app = WardenApp(LocalBackend(runtime), approval_guard=0, picker_refresh=0, status_refresh=0, cursor_blink=False)
+    app = WardenApp(
+        LocalBackend(runtime), ConsoleSettings(approval_guard=0, picker_refresh=0, status_refresh=0, cursor_blink=False)
+    )
     async with app.run_test(size=(110, 30)) as pilot:
         await type_prompt(pilot, "go")
         await wait_for(pilot, lambda: "all done" in log_text(app), "finished")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 
 from tests.console.conftest import FakeClock, demo_app, log_text, showing, type_prompt, wait_for
+from tui.console_settings import ConsoleSettings
 from tui.screens.approval import ApprovalModal
 from tui.typing_guard import TypingGuard
 from warden_demo.agents import build_demo_runtime
@@ -88,7 +89,10 @@ async def test_real_pauses_the_issue_scenario(db_path):
     from tui.backend import LocalBackend
 
     runtime = build_demo_runtime(db_path, model=DemoModel(delay=0.3))
-    app = WardenApp(LocalBackend(runtime), picker_refresh=0, pending_refresh=0, status_refresh=0, cursor_blink=False)
+    app = WardenApp(
+        LocalBackend(runtime),
+        ConsoleSettings(picker_refresh=0, pending_refresh=0, status_refresh=0, cursor_blink=False),
+    )
     async with app.run_test(size=SIZE) as pilot:
         await type_prompt(pilot, "delete record abc-125")
         for ch in "please check the status of my orders":

@@ -15,6 +15,7 @@ from tests.console.conftest import log_text, showing, type_prompt, wait_for
 from tests.server.helpers import TOKEN
 from tui.app import WardenApp
 from tui.backend import ConsoleBackend, PendingCall, RemoteBackend
+from tui.console_settings import ConsoleSettings
 from tui.screens.approval import ApprovalModal
 from tui.screens.picker import PendingPicker
 from warden_client import WardenClient
@@ -117,10 +118,7 @@ async def test_console_approves_on_a_remote_server(server, servers):
     # built as the CLI builds it, before the console's loop uses it
     app = WardenApp(
         RemoteBackend.open(server.url, TOKEN),
-        approval_guard=0,
-        picker_refresh=0.1,
-        status_refresh=0,
-        cursor_blink=False,
+        ConsoleSettings(approval_guard=0, picker_refresh=0.1, status_refresh=0, cursor_blink=False),
     )
     async with app.run_test(size=SIZE) as pilot:
         await type_prompt(pilot, "delete remote-1")
@@ -142,10 +140,7 @@ async def test_console_relaunch_lists_runs_suspended_through_another_instance(se
     # no periodic picker refresh: the run is listed once, at start-up
     app = WardenApp(
         await RemoteBackend.connect(b.url, TOKEN),
-        approval_guard=0,
-        picker_refresh=3600,
-        status_refresh=0,
-        cursor_blink=False,
+        ConsoleSettings(approval_guard=0, picker_refresh=3600, status_refresh=0, cursor_blink=False),
     )
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: showing(app, PendingPicker) and app.screen.loads >= 1, "picker")

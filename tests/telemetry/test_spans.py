@@ -12,7 +12,7 @@ from pathlib import Path
 from opentelemetry import trace
 from opentelemetry.trace import StatusCode
 
-from agent_core import Agent, Runtime, create_tool, fingerprint, telemetry
+from agent_core import Agent, Policy, PolicyRule, Runtime, create_tool, fingerprint, telemetry
 from storage import SqliteStore
 from tests.helpers import IdIn, drain, recording_tool, script
 from tests.telemetry.conftest import Otel
@@ -276,17 +276,32 @@ def test_without_a_provider_the_api_is_never_imported() -> None:
     assert out.stdout.strip() == "[]"
 
 
-def test_policy_attributes_are_set_only_when_a_policy_decided(otel: Otel) -> None:
-    from agent_core.call_state import CallState, RunState
+async def test_a_call_a_policy_blocks_is_a_blocked_wait_with_the_rule(otel: Otel, tmp_path) -> None:
+    log: list[str] = []
+    agent = make_agent(log)
+    policy = Policy(rules=[PolicyRule(id="no-deletes", tools=["delete_*"], decision="deny")])
+    async with Runtime(agents={"ops": agent}, storage=SqliteStore(tmp_path / "w.db"), policy=policy):
+        stream = await agent.stream("delete abc-123")
+        await drain(stream)
+    assert stream.status == "finished" and log == []
+    assert otel.named("execute_tool delete_tool") == []
+    wait = otel.one("await_approval delete_tool")
+    assert wait.attributes["warden.approval.decision"] == "blocked"
+    assert wait.attributes["warden.policy.rule"] == "no-deletes"
+    assert wait.attributes["warden.policy.version"] == policy.version
+    assert parent_id(wait) == otel.one("invoke_agent ops").context.span_id
+    assert {p.attributes["decision"]: p.value for p in otel.points("warden.decisions")} == {"blocked": 1}
 
-    state = RunState(run_id="run_1", agent_id="ops", agent_path=["ops"])
-    call = CallState(id="c1", name="delete_tool", args={"id": "a"})
-    call.gate(fingerprint("delete_tool", {"id": "a"}), 1, 1000.0)
-    telemetry.decided(state, call, "blocked", "policy", ("v3", "no-deletes"))
-    telemetry.decided(state, call, "approved", "alice")
-    blocked, approved = otel.named("await_approval delete_tool")
-    assert blocked.attributes["warden.policy.version"] == "v3"
-    assert blocked.attributes["warden.policy.rule"] == "no-deletes"
-    assert blocked.attributes["warden.approval.decision"] == "blocked"
-    assert "warden.policy.version" not in approved.attributes and "warden.policy.rule" not in approved.attributes
-    assert blocked.start_time == 1000 * 10**9  # the gating time, not the moment the decision was applied
+
+async def test_a_call_a_policy_asks_about_carries_the_rule_on_its_wait(otel: Otel, tmp_path) -> None:
+    log: list[str] = []
+    agent = make_agent(log)
+    policy = Policy(rules=[PolicyRule(id="ask-deletes", tools=["delete_*"], decision="ask")])
+    async with Runtime(agents={"ops": agent}, storage=SqliteStore(tmp_path / "w.db"), policy=policy):
+        stream = await suspended(agent)
+        await drain(await agent.approve_tool_call(run_id=stream.run_id, actor="dana"))
+    assert log == ["abc-123"]
+    wait = otel.one("await_approval delete_tool")
+    assert wait.attributes["warden.approval.decision"] == "approved"
+    assert wait.attributes["warden.policy.rule"] == "ask-deletes"
+    assert wait.attributes["warden.policy.version"] == policy.version

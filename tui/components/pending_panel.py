@@ -37,7 +37,29 @@ def call_label(call: PendingCall, now: datetime | None = None) -> Text:
     if left is not None:
         label.append("\n  ")
         label.append_text(left)
+    policy = policy_text(call)
+    if policy is not None:
+        label.append("\n  ")
+        label.append_text(policy)
     return label
+
+
+def policy_text(call: PendingCall) -> Text | None:
+    """``rule big-refunds · 1 of 2 approvals (alice)``; None when no rule gated the call."""
+    if call.policy_rule is None and call.approvers_required < 2:
+        return None
+    out = Text(style="yellow")
+    if call.policy_rule is not None:
+        out.append("rule ")
+        out.append_text(safe_text(call.policy_rule, multiline=False))
+    if call.approvers_required > 1:
+        out.append(" · " if call.policy_rule is not None else "")
+        out.append(f"{len(call.approvals)} of {call.approvers_required} approvals")
+        if call.approvals:
+            out.append(" (")
+            out.append_text(safe_text(", ".join(call.approvals), multiline=False))
+            out.append(")")
+    return out
 
 
 class PendingPanel(OptionList):

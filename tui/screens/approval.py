@@ -93,6 +93,12 @@ def context_lines(call: PendingCall, ctx: CallContext | None, now: datetime | No
     if ctx.model_text.strip():
         out.append("\n")
         out.append_text(_field("Model said", safe_text(_one_line(ctx.model_text), multiline=False)))
+    if ctx.policy_line:  # the rule text comes from the policy file, still shown as plain text
+        out.append("\n")
+        out.append_text(_field("Policy", safe_text(_one_line(ctx.policy_line, 200), "yellow", multiline=False)))
+    if ctx.quorum_line:  # four eyes: the votes so far (actor names are untrusted text too)
+        out.append("\n")
+        out.append_text(_field("Approvals", safe_text(_one_line(ctx.quorum_line, 200), "bold", multiline=False)))
     return out
 
 

@@ -94,6 +94,10 @@ class PendingPicker(WardenScreen[PendingCall | None]):
         self._to_top = False
         #: A key of a burst of typing closed the picker (``tui.typing_guard``).
         self.bounced = False
+        #: Opened by a key (``ctrl+o``), or as the console's first screen (set by the app): its keys
+        #: that decide nothing act as soon as it is ready (``WardenApp._picker_may_act``).
+        self.opened_by_key = False
+        self.first_screen = False
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Pending runs", style="bold"), id="picker-title")
@@ -120,6 +124,12 @@ class PendingPicker(WardenScreen[PendingCall | None]):
             self.reload()
         if self.refresh_interval > 0:
             self.set_interval(self.refresh_interval, self.reload, name="picker-refresh")
+
+    @property
+    def keys_ready(self) -> bool:
+        """Keys wait for the first page (``tui.key_order``): an enter typed as the rows appear opens
+        the first row, it is not lost on an empty table."""
+        return self.loads > 0
 
     @property
     def table(self) -> DataTable[Any]:
@@ -176,6 +186,8 @@ class PendingPicker(WardenScreen[PendingCall | None]):
             # place, the next call, gets the cursor, not the first row.
             table.move_cursor(row=min(row, table.row_count - 1), animate=False)
         self._show_header()
+        if not self.loads:  # shown and ready now: the guard of ``y``/``n`` counts from here
+            self.opened_at = self.warden_app.clock()
         self.loads += 1
         self._schedule_preview()
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from rich.text import Text
@@ -21,75 +21,14 @@ from textual.content import Content
 from textual.widgets import Button, Footer, Input, Select, Static, Switch
 
 from agent_core.errors import WardenError
+
+# The schema-to-form rules are shared with the browser UI.
+from agent_core.resume_fields import MISSING as _MISSING
+from agent_core.resume_fields import FormField, coerce, errors_by_field, fields_from_schema, placeholder_of
 from tui import keymap
 from tui.backend import PendingCall
 from tui.screens.base import WardenModal
 from tui.untrusted import json_text, safe_text, scan, summarize
-
-_MISSING = object()
-
-
-@dataclass
-class FormField:
-    name: str
-    kind: str  # "string" | "integer" | "number" | "boolean" | "enum"
-    required: bool
-    title: str
-    description: str = ""
-    default: Any = _MISSING
-    choices: list[Any] = field(default_factory=list)
-    example: Any = _MISSING
-
-
-def _resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
-    ref = schema.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/"):
-        target: Any = root
-        for part in ref[2:].split("/"):
-            target = target.get(part, {})
-        merged = dict(target)
-        merged.update({k: v for k, v in schema.items() if k != "$ref"})
-        return merged
-    return schema
-
-
-def fields_from_schema(schema: dict[str, Any] | None) -> list[FormField]:
-    """The form's fields, in the schema's property order."""
-    if not schema:
-        return []
-    required = set(schema.get("required", []))
-    out: list[FormField] = []
-    for name, raw in (schema.get("properties") or {}).items():
-        prop = _resolve(raw, schema)
-        options = prop.get("anyOf") or prop.get("oneOf")
-        if options:  # Optional[X] -> X; a union of consts -> enum
-            non_null = [_resolve(o, schema) for o in options if o.get("type") != "null"]
-            if all("const" in o for o in non_null):
-                prop = {**prop, "enum": [o["const"] for o in non_null]}
-            elif non_null:
-                prop = {**non_null[0], **{k: v for k, v in prop.items() if k not in ("anyOf", "oneOf")}}
-        if "const" in prop:
-            prop = {**prop, "enum": [prop["const"]]}
-        kind = "enum" if "enum" in prop else prop.get("type", "string")
-        if isinstance(kind, list):
-            kind = next((k for k in kind if k != "null"), "string")
-        if kind not in ("string", "integer", "number", "boolean", "enum"):
-            kind = "string"
-        out.append(
-            FormField(
-                name=name,
-                kind=kind,
-                required=name in required,
-                title=prop.get("title") or name,
-                description=prop.get("description", ""),
-                default=prop.get("default", _MISSING),
-                choices=list(prop.get("enum", [])),
-                example=(prop.get("examples") or [_MISSING])[0]
-                if isinstance(prop.get("examples"), list)
-                else prop.get("example", _MISSING),
-            )
-        )
-    return out
 
 
 def question_of(payload: Any) -> Text:
@@ -105,24 +44,6 @@ def question_of(payload: Any) -> Text:
     return json_text(payload)
 
 
-def errors_by_field(error: Exception) -> tuple[dict[str, str], str]:
-    """Map a ``ResumeDataInvalid``'s errors to ``{field: message}`` plus a general message."""
-    per_field: dict[str, str] = {}
-    general: list[str] = []
-    for item in getattr(error, "errors", None) or []:
-        loc = item.get("loc") if isinstance(item, dict) else getattr(item, "loc", None)
-        msg = item.get("msg") if isinstance(item, dict) else getattr(item, "msg", None)
-        msg = str(msg or item)
-        if loc:
-            key = str(next(iter(loc)))
-            per_field[key] = f"{per_field[key]}; {msg}" if key in per_field else msg
-        else:
-            general.append(msg)
-    if not per_field and not general:
-        general.append(getattr(error, "message", None) or str(error))
-    return per_field, "; ".join(general)
-
-
 Submit = Callable[[dict[str, Any]], Awaitable[Any]]
 
 
@@ -131,15 +52,6 @@ class FormDecline:
     """The operator declined the call from its form (the tool gets no data; the model gets the reason)."""
 
     reason: str | None = None
-
-
-def placeholder_of(f: FormField) -> str:
-    """A field's placeholder: an example, else its description, else what to type."""
-    if f.example is not _MISSING:
-        return f"e.g. {f.example}"
-    if f.description:
-        return " ".join(f.description.split())[:80]
-    return {"integer": "a whole number", "number": "a number"}.get(f.kind, f"{f.title}")
 
 
 class ResumeFormModal(WardenModal[Any]):
@@ -266,18 +178,7 @@ class ResumeFormModal(WardenModal[Any]):
                 raw = widget.value
                 if raw.strip() == "":
                     continue
-                if f.kind == "integer":
-                    try:
-                        data[f.name] = int(raw)
-                    except ValueError:
-                        data[f.name] = raw  # the runtime reports it inline
-                elif f.kind == "number":
-                    try:
-                        data[f.name] = float(raw)
-                    except ValueError:
-                        data[f.name] = raw
-                else:
-                    data[f.name] = raw
+                data[f.name] = coerce(f, raw)
         return data
 
     def show_errors(self, per_field: dict[str, str], general: str = "") -> None:

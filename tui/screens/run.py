@@ -8,7 +8,7 @@ from rich.text import Text
 from textual import events, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Input, Select, Static
+from textual.widgets import Select, Static
 
 from storage.errors import WardenError
 
@@ -21,6 +21,7 @@ from tui import keymap
 from tui.components.chunk_log import ChunkLog
 from tui.components.footer import RunFooter
 from tui.components.pending_panel import PendingPanel
+from tui.components.prompt import Prompt
 from tui.components.render import render_chunk, render_decision, render_transcript_entry
 from tui.components.status_bar import StatusBar
 from tui.deadlines import format_left, seconds_left, urgent
@@ -85,6 +86,8 @@ class RunScreen(WardenScreen[None]):
         #: Calls whose deadline warning (under a minute) or overdue sweep request was given, by key.
         self.warned: set[str] = set()
         self._overdue: set[str] = set()
+        #: Requests sent before the agents were loaded: sent, in order, once they are.
+        self.queued: list[str] = []
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="top-bar"):
@@ -92,7 +95,7 @@ class RunScreen(WardenScreen[None]):
                 yield self._agent_select()
             else:  # a runtime still loading (``DeferredBackend``): its selector comes with its agents
                 yield Static(Text("loading agents…", style="dim"), id="agent-loading")
-            yield Input(placeholder="Ask the agent… (enter to send)", id="prompt")
+            yield Prompt(placeholder="Ask the agent… (enter to send)", id="prompt")
         yield Static("", id="waiting-banner", classes="hidden")
         with Horizontal(id="main"):
             yield ChunkLog(id="log", flush_interval=self.flush_interval, max_lines=self.max_log_lines)
@@ -185,6 +188,7 @@ class RunScreen(WardenScreen[None]):
         self._update_model_label()
         if first:
             self.welcome()
+        self._send_queued()
 
     def _agent_select(self) -> Select[str]:
         return Select(self._agent_options(), value=self.agents[0].id, allow_blank=False, id="agent-picker")
@@ -244,32 +248,62 @@ class RunScreen(WardenScreen[None]):
         )
 
     # -- input ---------------------------------------------------------------------------------
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input.id != "prompt":
-            return
+    def on_prompt_sent(self, event: Prompt.Sent) -> None:
+        """The prompt's text at its enter (already cleared: keys typed after it are the next one)."""
         event.stop()
-        prompt = event.value.strip()
-        agent_id = self.agent_id
-        if not prompt or agent_id is None:
-            return
-        event.input.value = ""
+        prompt = event.text.strip()
         self.log_view.write_entry(Text.assemble(Text("you › ", style="bold"), safe_text(prompt)))
+        agent_id = self.agent_id
+        if agent_id is None:  # the runtime is still loading (``DeferredBackend``): said, then sent
+            self.queued.append(prompt)
+            self.status.run_state = f"queued ({len(self.queued)})"
+            self.log_view.write_entry(
+                Text("⧗ the agents are still loading: this request is sent once the agents are loaded", style="dim")
+            )
+            return
         self.post_message(RunRequested(agent_id, prompt))
+
+    def _send_queued(self) -> None:
+        """The agents are loaded: the requests typed meanwhile go to the selected agent, in order;
+        with no agent to take them, the log says they were not sent."""
+        queued, self.queued = self.queued, []
+        if not queued:
+            return
+        agent_id = self.agent_id
+        if agent_id is None:
+            self.drop_queued("this runtime has no agent")
+            return
+        for prompt in queued:
+            self.post_message(RunRequested(agent_id, prompt))
+
+    def drop_queued(self, why: str) -> None:
+        """Requests waiting for the agents that never come: not sent, and the log says why."""
+        queued, self.queued = self.queued, []
+        for prompt in queued:
+            line = Text("⊘ not sent (", style="bold red")
+            line.append(why, style="bold red")
+            line.append("): ", style="bold red")
+            line.append_text(safe_text(prompt, multiline=False))
+            self.log_view.write_entry(line)
+        if queued:
+            self.status.run_state = "idle"
+
+    @property
+    def prompt(self) -> Prompt:
+        return self.query_one("#prompt", Prompt)
 
     @property
     def prompt_text(self) -> str:
-        return self.query_one("#prompt", Input).value
+        return self.prompt.value
 
     def type_into_prompt(self, event: events.Key) -> None:
-        """A key bounced off a dialog (``tui.typing_guard``): it goes where the operator was typing."""
-        prompt = self.query_one("#prompt", Input)
-        if event.is_printable and event.character:
-            prompt.insert_text_at_cursor(event.character)
-        elif event.key == "backspace":
-            prompt.action_delete_left()
-        elif event.key == "enter":
-            self.call_later(prompt.action_submit)
-        self.call_after_refresh(prompt.focus)
+        """A key bounced off a dialog (``tui.typing_guard``): it goes where the operator was typing,
+        behind the keys the prompt has not handled yet (its own queue keeps them in order)."""
+        prompt = self.prompt
+        if self.focused is not prompt:
+            self.set_focus(prompt)
+        if prompt.takes(event):
+            prompt._forward_event(event)
 
     def show_waiting(self, calls: list[PendingCall]) -> None:
         """The banner: calls waiting for a decision whose dialog has not opened (the operator types)."""
@@ -487,4 +521,4 @@ class RunScreen(WardenScreen[None]):
     def new_run(self) -> None:
         self.log_view.clear()
         self.status.run_state = "idle"
-        self.query_one("#prompt", Input).focus()
+        self.prompt.focus()

@@ -1,0 +1,230 @@
+"""``FrameworkAgent``: an agent of another framework, hosted by a ``Runtime`` like Warden's ``Agent``.
+
+It has ``Agent``'s public methods (stream, decisions, listing) and drives its own run
+(``Runs.advance`` calls ``drive``): the framework runs until it stops on tool calls; Warden gates
+them (fingerprint, grants, deadlines), stores the framework's state in the snapshot and, once every
+call of the step is decided, resumes the framework with its verdicts. "Snapshot first", leases,
+the durable started mark, the audit log and listing are Warden's, unchanged.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic_core import to_jsonable_python
+
+from agent_core.adapters.gate import WardenGate
+from agent_core.adapters.protocol import Framework, Outcome, Pending, Verdict
+from agent_core.agent import Agent
+from agent_core.call_state import CallState, RunState
+from agent_core.chunks import Chunk, make_chunk
+from agent_core.engine import DECLINED_MESSAGE, EXPIRED_MESSAGE, Execution
+from agent_core.errors import ModelError, WardenError
+from agent_core.fingerprint import fingerprint
+from agent_core.limits import args_problem
+from agent_core.memory import Memory
+from agent_core.models import LanguageModel, Message, ModelEvent, ModelRequestInfo
+
+
+class FrameworkModel(LanguageModel):
+    """Stands in for the model of an agent whose framework calls its own model; names the framework."""
+
+    def __init__(self, kind: str) -> None:
+        self.model_id = kind
+
+    async def stream(self, messages: list[Message], info: ModelRequestInfo) -> AsyncIterator[ModelEvent]:
+        raise ModelError(f"the model of a {self.model_id} agent is called by its framework, not by Warden")
+        yield  # pragma: no cover - makes this an async generator
+
+
+class FrameworkAgent(Agent):
+    """A framework's agent as Warden hosts it (see ``agent_core.adapters``)."""
+
+    def __init__(
+        self,
+        framework: Framework,
+        *,
+        id: str,
+        name: str | None = None,
+        description: str = "",
+        instructions: str = "",
+        memory: Memory | None = None,
+        default_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(
+            id=id,
+            name=name,
+            description=description,
+            instructions=instructions,
+            model=FrameworkModel(framework.kind),
+            tools=dict(framework.tools),
+            memory=memory,
+            default_options=default_options,
+        )
+        self.framework = framework
+
+    def __repr__(self) -> str:
+        return f"FrameworkAgent(id={self.id!r}, framework={self.framework.kind!r})"
+
+    async def drive(self, state: RunState, rt: Execution) -> AsyncIterator[Chunk]:
+        """Advance the run: start or resume the framework, gate what it stops on; sets ``state.outcome``."""
+        gate = WardenGate(self, state, rt)
+        run_id = state.run_id
+        announced = {c.id for c in state.calls}
+        if state.calls:  # a step waiting for decisions
+            for chunk in _settle(state):
+                yield chunk
+            if any(c.waiting for c in state.calls):
+                state.outcome = "suspended"
+                return
+            if rt.before_start is not None:
+                for call in state.calls:
+                    if call.status == "approved":
+                        await rt.before_start(call)  # the durable started mark (raises if the lease was lost)
+            outcome = await self.framework.resume(state.framework_state, _verdicts(state.calls), gate, run_id=run_id)
+        else:
+            yield make_chunk("step-start", run_id, step=state.step)
+            outcome = await self.framework.start(state.messages, gate, run_id=run_id, thread_id=state.thread_id)
+        while True:
+            state.framework_state = outcome.state
+            for chunk in _absorb(state, outcome, announced):
+                yield chunk
+            if not outcome.pending:
+                if outcome.text:
+                    yield make_chunk("text-delta", run_id, text=outcome.text)
+                state.messages.append(Message(role="assistant", content=outcome.text))
+                yield make_chunk("step-finish", run_id, step=state.step, finish_reason="stop")
+                state.step += 1
+                state.outcome, state.finish_reason = "finished", "stop"
+                return
+            state.calls = [await self._gate(state, rt, p) for p in outcome.pending]
+            for call in state.calls:
+                if call.id not in announced:
+                    announced.add(call.id)
+                    yield make_chunk("tool-call", run_id, tool_call_id=call.id, tool_name=call.name, args=call.args)
+            if any(c.waiting for c in state.calls):
+                state.outcome = "suspended"
+                return
+            # every call was approved by a grant: the framework goes on at once
+            outcome = await self.framework.resume(outcome.state, _verdicts(state.calls), gate, run_id=run_id)
+
+    async def _gate(self, state: RunState, rt: Execution, pending: Pending) -> CallState:
+        """A call the framework stopped on, as Warden's waiting call (or approved by a live grant)."""
+        problem = args_problem(pending.args)
+        if problem:
+            raise WardenError(f"tool call {pending.id!r} of {pending.name!r} cannot be stored: {problem}")
+        call = CallState(id=pending.id, name=pending.name, args=pending.args)
+        rt.ids.add(call.id)
+        tool = self.tools.get(call.name)
+        grant_id = None
+        if rt.grant_for is not None and tool is not None and tool.allow_grants:
+            grant_id = await rt.grant_for(self, state, call)
+        if grant_id is not None:
+            call.admit(grant_id=grant_id)
+            return call
+        own = tool.approval_timeout if tool is not None else None
+        timeout = own if own is not None else state.approval_timeout
+        now = time.time()
+        call.gate(
+            fingerprint(call.name, call.args), rt.next_seq(), now, expires_at=None if timeout is None else now + timeout
+        )
+        return call
+
+
+def _settle(state: RunState) -> list[Chunk]:
+    """Resolve the step's declined and expired calls (the framework is told when it resumes)."""
+    out: list[Chunk] = []
+    for call in state.calls:
+        if call.status == "declined":
+            reason = call.reason or DECLINED_MESSAGE
+            call.resolve("denied", reason)
+            out.append(
+                make_chunk(
+                    "tool-output-denied",
+                    state.run_id,
+                    tool_call_id=call.id,
+                    tool_name=call.name,
+                    args=call.args,
+                    reason=reason,
+                )
+            )
+        elif call.status == "expired":
+            call.resolve("expired", EXPIRED_MESSAGE)
+            out.append(
+                make_chunk(
+                    "tool-call-expired",
+                    state.run_id,
+                    tool_call_id=call.id,
+                    tool_name=call.name,
+                    args=call.args,
+                    expired_at=datetime.fromtimestamp(call.expired_at or time.time(), UTC),
+                )
+            )
+    return out
+
+
+def _verdicts(calls: list[CallState]) -> dict[str, Verdict]:
+    out: dict[str, Verdict] = {}
+    for call in calls:
+        if call.status == "approved":
+            out[call.id] = Verdict(True, args=call.edited_args)
+        elif call.result_kind in ("denied", "expired"):
+            out[call.id] = Verdict(False, message=str(call.result))
+    return out
+
+
+def _absorb(state: RunState, outcome: Outcome, announced: set[str]) -> list[Chunk]:
+    """Chunks for what the framework did; the decided step's calls get their results and the step ends."""
+    run_id = state.run_id
+    decided = {c.id: c for c in state.calls}
+    out: list[Chunk] = []
+    for seen in outcome.events:
+        if seen.kind == "text":
+            if seen.text:
+                out.append(make_chunk("text-delta", run_id, text=seen.text))
+        elif seen.kind == "tool-call":
+            if seen.id not in announced:
+                announced.add(seen.id)
+                out.append(make_chunk("tool-call", run_id, tool_call_id=seen.id, tool_name=seen.name, args=seen.args))
+        else:
+            result = _jsonable(seen.result)
+            call = decided.get(seen.id)
+            if call is not None and call.status != "approved":
+                continue  # a declined or expired call: its denial was shown when it was decided
+            if call is not None:
+                call.resolve("error" if seen.is_error else "result", result)
+            out.append(_result_chunk(run_id, seen.id, seen.name, result, seen.is_error, call))
+    for call in state.calls:
+        if call.status == "approved":  # the framework reported no result for it
+            call.resolve("result", None)
+            out.append(_result_chunk(run_id, call.id, call.name, None, False, call))
+    if state.calls:
+        out.append(make_chunk("step-finish", run_id, step=state.step, finish_reason="tool-calls"))
+        state.step += 1
+        state.calls = []
+    return out
+
+
+def _result_chunk(run_id: str, call_id: str, name: str, result: Any, is_error: bool, call: CallState | None) -> Chunk:
+    if is_error:
+        return make_chunk("tool-error", run_id, tool_call_id=call_id, tool_name=name, error=str(result))
+    return make_chunk(
+        "tool-result",
+        run_id,
+        tool_call_id=call_id,
+        tool_name=name,
+        result=result,
+        is_error=False,
+        args=call.run_args if call is not None else None,
+        grant_id=call.grant_id if call is not None else None,
+    )
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        return to_jsonable_python(value)
+    except (TypeError, ValueError):
+        return str(value)
