@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import sqlite3
 from pathlib import Path
 from typing import Any, Literal
 
@@ -22,16 +21,9 @@ from agent_core import Agent, Runtime, ToolContext, create_tool
 from agent_core.models import LanguageModel
 from storage.urls import is_postgres_url, open_store
 from warden_demo.model import DemoModel
+from warden_demo.records import delete_row, records_path, seed_records
 
 REFUND_APPROVAL_THRESHOLD = 100
-
-SAMPLE_RECORDS = [
-    ("abc-123", "Customer Ada Lovelace, order history"),
-    ("abc-124", "Customer Alan Turing, invoices"),
-    ("abc-125", "Customer Grace Hopper, support tickets"),
-    ("def-200", "Draft report Q3"),
-    ("def-201", "Archived newsletter"),
-]
 
 USERS = {
     "12345": {"user_id": "12345", "name": "Ada Lovelace", "email": "ada@example.com", "plan": "pro"},
@@ -39,36 +31,6 @@ USERS = {
 }
 
 
-def records_path(db_path: str | Path) -> Path:
-    if is_postgres_url(db_path):  # the demo's sample records stay a local SQLite file
-        from platformdirs import user_data_dir
-
-        return Path(user_data_dir("warden", appauthor=False)) / "demo.records.sqlite"
-    db = Path(db_path)
-    return db.with_name(db.name + ".records.sqlite")
-
-
-def seed_records(path: Path) -> None:
-    """Create the sample table on first use (a deleted record stays deleted)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with sqlite3.connect(path) as db:
-        created = db.execute("SELECT name FROM sqlite_master WHERE name = 'records'").fetchone() is None
-        if created:
-            db.execute("CREATE TABLE records (id TEXT PRIMARY KEY, title TEXT NOT NULL)")
-            db.executemany("INSERT INTO records VALUES (?, ?)", SAMPLE_RECORDS)
-    # sqlite3's context manager commits but does not close
-    sqlite3.connect(path).close()
-
-
-def list_records(path: Path) -> list[str]:
-    db = sqlite3.connect(path)
-    try:
-        return [row[0] for row in db.execute("SELECT id FROM records ORDER BY id")]
-    finally:
-        db.close()
-
-
-# -- schemas --------------------------------------------------------------------------------------
 class DeleteInput(BaseModel):
     record_id: str = Field(description="ID of the record to delete")
 
@@ -120,17 +82,6 @@ def refund_policy(call: Any) -> bool:
         return float(call.args.get("amount", 0)) > REFUND_APPROVAL_THRESHOLD
     except (TypeError, ValueError):
         return True
-
-
-def delete_row(path: Path, record_id: str) -> dict[str, Any]:
-    """Really delete a sample record (the demo's dangerous action)."""
-    db = sqlite3.connect(path)
-    try:
-        with db:
-            deleted = db.execute("DELETE FROM records WHERE id = ?", (record_id,)).rowcount
-    finally:
-        db.close()
-    return {"deleted": bool(deleted), "record_id": record_id}
 
 
 def build_demo_agents(db_path: str | Path, *, model: LanguageModel | None = None) -> dict[str, Agent]:

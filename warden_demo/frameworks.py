@@ -4,7 +4,7 @@ One agent per framework whose extra is installed, each with that framework's own
 pydantic-ai's ``FunctionModel``, an OpenAI Agents SDK ``Model``, a LangChain chat model. They
 share the demo's sample records: ``delete record ID`` deletes one (gated by the framework's own
 approval mechanism), ``show record ID`` reads one (not gated). ``make demo`` shows them
-(``WARDEN_DEMO_FRAMEWORKS=1``); ``warden runs ... --app warden_demo.frameworks:runtime`` decides
+(``WARDEN_DEMO_FRAMEWORKS=1``); ``warden runs ... --app warden_demo.frameworks_app:runtime`` decides
 their calls from another process. Nothing here imports textual.
 """
 
@@ -17,9 +17,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from agent_core import Runtime
-from storage.urls import is_postgres_url
-from warden_demo.agents import delete_row, records_path, seed_records
+from warden_demo.records import delete_row, records_path, seed_records
 
 EXAMPLES = ("delete record abc-124", "show record abc-125", "show record def-200 and delete record def-201")
 _VERB = re.compile(r"\b(delete|show)\s+(?:the\s+)?record\s+([\w.-]+)", re.I)
@@ -207,14 +205,3 @@ def framework_agents(db_path: str | Path) -> dict[str, Any]:
         agent.examples = EXAMPLES
         agents[key] = agent
     return agents
-
-
-def runtime() -> Runtime:
-    """``--app warden_demo.frameworks:runtime``: the demo agents and these, on the demo's store."""
-    from warden_demo.agents import build_demo_runtime
-    from warden_demo.runtime_choice import Settings, db_location
-
-    db = db_location(Settings())
-    if not is_postgres_url(db):
-        Path(db).parent.mkdir(parents=True, exist_ok=True)
-    return build_demo_runtime(db, frameworks=True)

@@ -9,8 +9,10 @@ from textual.widgets import Static
 from tests.console.conftest import log_text, showing, type_prompt, wait_for
 from tui.app import WardenApp
 from tui.backend import LocalBackend
+from tui.console_settings import ConsoleSettings
 from tui.screens.approval import ApprovalModal
-from warden_demo.agents import build_demo_runtime, list_records, records_path
+from warden_demo.agents import build_demo_runtime
+from warden_demo.records import list_records, records_path
 
 SIZE = (120, 40)
 
@@ -21,11 +23,7 @@ async def test_the_console_approves_a_framework_agent_s_call(tmp_path, key):
     runtime = build_demo_runtime(db, frameworks=True)
     app = WardenApp(
         LocalBackend(runtime, store_label=str(db)),
-        approval_guard=0,
-        picker_refresh=0.1,
-        pending_refresh=0,
-        status_refresh=0,
-        cursor_blink=False,
+        ConsoleSettings(approval_guard=0, picker_refresh=0.1, pending_refresh=0, status_refresh=0, cursor_blink=False),
     )
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.run_screen.query("#agent-picker"), "agent picker")

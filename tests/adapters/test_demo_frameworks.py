@@ -1,5 +1,5 @@
 """The demo's framework agents (``make demo``): each gates ``delete_record`` with its framework's own
-mechanism, and a decision taken in another process (``--app warden_demo.frameworks:runtime``) really
+mechanism, and a decision taken in another process (``--app warden_demo.frameworks_app:runtime``) really
 deletes the sample record."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import pytest
 
 from tests.adapters.conftest import ROOT, WARDEN
 from tests.helpers import drain
-from warden_demo.agents import build_demo_runtime, list_records, records_path
+from warden_demo.agents import build_demo_runtime
+from warden_demo.records import list_records, records_path
 
 KEYS = ["pydantic_ai_records", "openai_agents_records", "langgraph_records"]
 
@@ -30,7 +31,7 @@ async def test_a_framework_demo_agent_waits_then_deletes_when_approved_elsewhere
         assert [c.payload.tool_name for c in chunks if c.type == "tool-call-approval"] == ["delete_record"]
     assert "abc-124" in list_records(records_path(db)), "nothing is deleted before the decision"
     out = subprocess.run(
-        [WARDEN, "runs", "approve", stream.run_id, "--app", "warden_demo.frameworks:runtime"],
+        [WARDEN, "runs", "approve", stream.run_id, "--app", "warden_demo.frameworks_app:runtime"],
         cwd=ROOT,
         env={**os.environ, "WARDEN_DB": str(db)},
         capture_output=True,

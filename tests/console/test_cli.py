@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from tests.console.conftest import demo_runtime, suspend_runs
-from warden_demo.agents import list_records, records_path
+from warden_demo.records import list_records, records_path
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -22,7 +22,7 @@ from tests.console.conftest import (
 from tui.screens.approval import ApprovalModal
 from tui.screens.picker import PendingPicker
 from tui.screens.resume_form import ResumeFormModal
-from warden_demo.agents import list_records, records_path
+from warden_demo.records import list_records, records_path
 
 ROOT = Path(__file__).resolve().parents[2]
 SIZE = (120, 40)

@@ -13,7 +13,7 @@ from tui.screens.approval import ApprovalModal
 from tui.screens.edit_args import EditArgsModal, editable_json, parse_args
 from tui.screens.grant_choice import GrantChoiceModal
 from tui.screens.grants import GrantsScreen
-from warden_demo.agents import list_records, records_path
+from warden_demo.records import list_records, records_path
 
 SIZE = (120, 40)
 EMAIL = "send an email to ana@example.com saying hello"

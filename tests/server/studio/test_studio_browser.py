@@ -28,7 +28,7 @@ import httpx
 import pytest
 
 from tests.server.helpers import TOKEN, raw
-from warden_demo.agents import list_records, records_path
+from warden_demo.records import list_records, records_path
 from warden_server.tokens import SINGLE_TOKEN_NAME
 
 HERE = Path(__file__).resolve().parent
