@@ -237,6 +237,9 @@ class RunState(BaseModel):
     output_schema: dict[str, Any] | None = None
     #: seconds an approval may wait (the request's ``approval_timeout``, else the agent's); a tool's own wins.
     approval_timeout: float | None = None
+    #: the W3C traceparent of the run's first ``invoke_agent`` span (None: not traced), so a decision
+    #: taken in any process continues the run's trace (``agent_core.telemetry``).
+    traceparent: str | None = None
     #: the serialised state of a run hosted from another framework (``agent_core.adapters``): its
     #: message history, ``RunState`` JSON or checkpoint reference; None for Warden's own agents.
     framework_state: Any = None

@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from agent_core import telemetry
 from agent_core.call_state import RunState
 from agent_core.chunks import Chunk, make_chunk
 from agent_core.definition import DelegateInput, HostedAgent
@@ -63,6 +64,13 @@ INTERRUPTED_DECLINED = (
     "The tool call was interrupted; it may or may not have run. The operator declined to run it again."
 )
 #: the verdict a stored call status asks for when its decision is applied here (``adopt``).
+#: ``warden.approval.decision`` of an applied plan (action, edited arguments).
+_OUTCOME: dict[tuple[Action, bool], str] = {
+    ("approve", False): "approved",
+    ("approve", True): "edited",
+    ("decline", False): "declined",
+    ("expire", False): "expired",
+}
 _ADOPTED: dict[str, Action] = {"approved": "approve", "declined": "decline", "resuming": "resume", "expired": "expire"}
 
 
@@ -322,6 +330,9 @@ class Decisions:
                 target.decline(plan.reason)
             else:
                 target.resume(plan.resume_data)
+            if call.kind == "approval":
+                outcome = _OUTCOME.get((plan.action, plan.args is not None), plan.action)
+                telemetry.decided(state, target, outcome, plan.actor)
             state.followups.extend(plan.followups)
         except (asyncio.CancelledError, GeneratorExit):
             await asyncio.shield(self.store.release(run_id, owner, reset_call=call.tool_call_id))
@@ -432,6 +443,7 @@ class Decisions:
             args=call.edited_args if action == "approve" else None,  # an approval with edited arguments
             reason=reason,
             resume_data=call.resume_data,
+            actor=call.decided_by,
         )
         return AgentStream(run_id, self._apply(agent, plan))
 
@@ -530,6 +542,7 @@ class _Check:
 
     def __call__(self, call: PendingCallRow, run: RunRow) -> Decision:
         decision, self.plan = self.decisions.check(self.agent, self.verdict, call, run, self.owner, self.followups)
+        self.plan.actor = decision.actor
         # the audit entry names the policy version and rule of the call
         state = self.plan.state
         found = find_call(state, call.tool_call_id) if state is not None else None

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
@@ -40,7 +40,11 @@ from agent_core.policy_gate import (
     verdict,
     with_policy,
 )
+from agent_core.telemetry import gated, settled_at_gate
 from agent_core.tools import Suspension, Tool, ToolContext
+
+if TYPE_CHECKING:
+    from agent_core.telemetry_spans import RunTrace
 
 __all__ = ["DECLINED_MESSAGE", "EDITED_NOTE", "EXPIRED_MESSAGE", "Execution", "drive"]
 
@@ -70,6 +74,8 @@ class Execution:
     step_done: Callable[[], Awaitable[None]] | None = None
     #: finds a live grant that approves a gated call without asking (None: grants are not looked up).
     grant_for: GrantLookup | None = None
+    #: the spans of this advance (None: no OpenTelemetry SDK configured, nothing is traced).
+    trace: RunTrace | None = None
     #: records what a policy did that no operator decided (blocked, policy-error, policy-shadow).
     audit: AuditWriter | None = None
     #: a candidate policy evaluated beside the enforced ones: audited where it differs, never enforced.
@@ -142,6 +148,9 @@ async def drive(agent: AgentDefinition, state: RunState, rt: Execution) -> Async
             thread_id=state.thread_id,
         )
         response: ModelResponse | None = None
+        tracing = rt.trace
+        span = None if tracing is None else tracing.chat(agent.id, state, model.model_id)
+        failed: str | None = None
         try:
             async for event in model.stream(agent.model_messages(state.messages), info):
                 if isinstance(event, TextDelta):
@@ -149,10 +158,15 @@ async def drive(agent: AgentDefinition, state: RunState, rt: Execution) -> Async
                         yield make_chunk("text-delta", run_id, text=event.text)
                 elif isinstance(event, ModelDone):
                     response = event.response
-        except WardenError:
+        except WardenError as exc:
+            failed = exc.message
             raise
         except Exception as exc:
-            raise ModelError(f"model {model.model_id} failed: {type(exc).__name__}: {exc}") from exc
+            failed = f"model {model.model_id} failed: {type(exc).__name__}: {exc}"
+            raise ModelError(failed) from exc
+        finally:
+            if tracing is not None and span is not None:
+                tracing.chat_done(span, response, failed)
         if response is None:
             raise ModelError(f"model {model.model_id} ended its stream without a response")
         if response.usage is not None:
@@ -194,6 +208,7 @@ async def _process_calls(agent: AgentDefinition, state: RunState, rt: Execution)
             if ruling is not None and ruling.decision == "deny":
                 call.block(blocked_message(ruling))
                 await _audit(rt, state, call, "blocked", call.reason, {})
+                settled_at_gate(rt.trace, state, call, "blocked")
             elif (ruling is not None and ruling.decision == "ask") or await _needs_approval(agent, state, call, rt):
                 # a grant never covers a call whose rule needs two or more approvers
                 grant_id = None if call.approvers_required > 1 else await _granted(agent, state, call, rt)
@@ -202,9 +217,11 @@ async def _process_calls(agent: AgentDefinition, state: RunState, rt: Execution)
                     timeout = _approval_timeout(agent, state, call)
                     expires_at = None if timeout is None else now + timeout
                     call.gate(fingerprint(call.name, call.args), rt.next_seq(), now, expires_at=expires_at)
+                    gated()
                     await _shadow(agent, state, call, rt)
                     continue
                 call.admit(grant_id=grant_id)
+                settled_at_gate(rt.trace, state, call, "granted")
             else:
                 call.admit()
             await _shadow(agent, state, call, rt)
@@ -253,7 +270,21 @@ def _run_call(agent: AgentDefinition, state: RunState, call: CallState, rt: Exec
         inner = _delegate(agent, state, call, rt)
     else:
         inner = _execute(agent, state, call, rt)
+    if rt.trace is not None:
+        inner = _traced(rt.trace, agent, state, call, inner)
     return inner if rt.before_start is None else _started(rt, call, inner)
+
+
+async def _traced(
+    trace: RunTrace, agent: AgentDefinition, state: RunState, call: CallState, inner: AsyncIterator[Chunk]
+) -> AsyncIterator[Chunk]:
+    """The call's ``execute_tool`` span, from its start to its result (or suspension)."""
+    trace.tool(agent.id, state, call)
+    try:
+        async for chunk in inner:
+            yield chunk
+    finally:
+        trace.tool_done(call)
 
 
 async def _started(rt: Execution, call: CallState, inner: AsyncIterator[Chunk]) -> AsyncIterator[Chunk]:
@@ -435,6 +466,8 @@ async def _delegate(agent: AgentDefinition, state: RunState, call: CallState, rt
     if child is None:
         child = child_state(sub, parent=state, prompt=DelegateInput.model_validate(call.run_args).prompt)
     call.delegate(child)
+    tracing = rt.trace
+    sub_span = None if tracing is None else tracing.sub_agent(call, sub.id, child)
     try:
         # A sub-agent's own chunks stay inside it: the top stream shows the
         # delegation's result, and every call waiting for a decision at any depth
@@ -445,6 +478,9 @@ async def _delegate(agent: AgentDefinition, state: RunState, call: CallState, rt
         call.resolve("error", f"Sub-agent {sub.id!r} failed: {exc.message}")
         yield make_chunk("tool-error", state.run_id, tool_call_id=call.id, tool_name=call.name, error=call.result)
         return
+    finally:
+        if tracing is not None and sub_span is not None:
+            tracing.end_span(sub_span, call.result if call.result_kind == "error" else None)
     if child.outcome == "suspended":
         return
     text = "".join(m.content for m in child.messages[-1:] if m.role == "assistant")

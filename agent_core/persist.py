@@ -28,6 +28,7 @@ from agent_core.policy_gate import policy_detail
 from agent_core.quorum import approval_chunk
 from agent_core.snapshot import pending_leaves, used_ids
 from agent_core.structured import parse_output
+from agent_core.telemetry import start_run
 from storage.base import Store
 from storage.records import AuditRow, GrantRow, PendingCallRow, RunRow
 
@@ -88,6 +89,7 @@ class Runs:
             grant_for=self.grant_for,
             audit=self.audit_policy,
             shadow_policy=self.shadow_policy,
+            trace=start_run(agent.id, state),
         )
         if owner is not None:
             self._guard(rt, state, owner, applied)
@@ -111,6 +113,9 @@ class Runs:
             failure = exc
         except Exception as exc:  # a bug in user code outside a tool: still end cleanly
             failure = WardenError(f"{type(exc).__name__}: {exc}", code="AGENT_RUN_FAILED")
+        finally:
+            if rt.trace is not None:
+                rt.trace.end(state, None if failure is None else failure.message)
         structured: Any = None
         if failure is None and state.output_schema is not None and state.outcome == "finished":
             if state.finish_reason == "stop":

@@ -86,3 +86,5 @@ class Plan:
     reason: str | None = None
     resume_data: Any = None
     followups: tuple[Message, ...] = ()
+    #: who decided, as audited (``warden.approval.actor`` of the call's ``await_approval`` span).
+    actor: str | None = None

@@ -72,15 +72,28 @@ def runtime_and_store_label(settings: Settings) -> tuple[Any, str]:
             runtime = load_app(settings.app)
         except AppLoadError as error:
             raise CliError(error.message) from error
+        telemetry_from_env()  # after the app is imported: a provider it sets itself is kept
         store = runtime.store
         return runtime, str(getattr(store, "path", None) or getattr(store, "name", type(store).__name__))
     build = demo_runtime_builder(settings)
     return build()
 
 
+def telemetry_from_env() -> None:
+    """The OpenTelemetry SDK, when ``OTEL_*`` variables ask for it and no provider is set yet
+    (``pip install 'warden[otel]'``; docs/operations.md); a mistake in them is one line."""
+    from agent_core.telemetry_setup import TelemetrySetupError, configure_from_env
+
+    try:
+        configure_from_env()
+    except TelemetrySetupError as error:
+        raise CliError(f"{error.code}: {error.message}") from error
+
+
 def demo_runtime_builder(settings: Settings) -> Callable[[], tuple[Any, str]]:
     """The demo agents on ``--db``'s store, built when called (the console calls it after its
     first frame). ``--model`` is resolved now: a mistake in it is an error before any UI."""
+    telemetry_from_env()
     model = None
     if settings.model:
         from agent_core.providers import resolve_model

@@ -18,6 +18,8 @@ import uvicorn
 from agent_core import Runtime
 from agent_core.app_loader import AppLoadError, load_runtime
 from agent_core.approval_links import LINK_ACTOR, LinkSigner
+from agent_core.telemetry_setup import TelemetrySetupError, configure_from_env
+from agent_core.telemetry_setup import flush as flush_telemetry
 from agent_core.webhooks import WebhookNotifier
 from warden_server import ui
 from warden_server.addresses import is_loopback
@@ -114,6 +116,7 @@ class _Server(uvicorn.Server):
         # ``GET /api/events`` would otherwise hold the stop for the whole grace period.
         close_streams(self.config.app)
         await super().shutdown(sockets=sockets)
+        flush_telemetry()  # spans and metrics still buffered, before the process may end by its signal
 
     async def startup(self, sockets: Any = None) -> None:
         await super().startup(sockets=sockets)
@@ -179,6 +182,11 @@ def serve(
         runtime = demo_runtime(demo_db)
     else:
         raise ServeError("nothing to serve: give an app (module:attribute) or the demo agents' store")
+    try:
+        if configure_from_env():  # OTEL_* asked for traces/metrics and the app set no provider (it is imported first)
+            log.info("OpenTelemetry SDK configured from OTEL_* variables")
+    except TelemetrySetupError as exc:
+        raise ServeError(exc.message) from None
     if token and len(token) < 16:
         log.warning(
             "the API token is short (%d characters): use a long random one, e.g. `openssl rand -hex 32`", len(token)
