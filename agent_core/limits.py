@@ -15,6 +15,9 @@ from typing import Any
 
 MAX_ARGS_DEPTH = 100
 MAX_ARGS_BYTES = 1_000_000
+#: the longest approval deadline (ten years, in seconds): a larger one would put ``expires_at``
+#: past what a datetime (and the platform's time_t) can hold, and strand the run in every listing.
+MAX_APPROVAL_TIMEOUT = 10 * 365.25 * 24 * 3600
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -50,3 +53,12 @@ def args_problem(args: Any) -> str | None:
     if size > MAX_ARGS_BYTES:
         return f"arguments are too large ({size} characters; at most {MAX_ARGS_BYTES})"
     return None
+
+
+def valid_timeout(value: object) -> bool:
+    """Whether ``value`` is an approval deadline in seconds: a number, positive, at most ten years."""
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and 0 < value <= MAX_APPROVAL_TIMEOUT  # NaN fails both comparisons
+    )

@@ -24,6 +24,7 @@ from agent_core.definition import HostedAgent
 from agent_core.errors import AgentNotFound, GrantNotAllowed, GrantNotFound, InvalidRequest, SnapshotNotFound
 from agent_core.handover import RemoteAgent
 from agent_core.id_prefix import resolve_id
+from agent_core.limits import valid_timeout
 from agent_core.models import Message
 from agent_core.notify import PendingCallback
 from agent_core.options import ListFilters, RunOptions, check_options
@@ -138,8 +139,10 @@ class Runtime:
         new_messages = _as_messages(messages)
         opts = agent.default_options
         timeout = approval_timeout if approval_timeout is not None else opts.get("approval_timeout")
-        if timeout is not None and (not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0):
-            raise InvalidRequest(f"approval_timeout must be a positive number of seconds, not {timeout!r}")
+        if timeout is not None and not valid_timeout(timeout):
+            raise InvalidRequest(
+                f"approval_timeout must be a positive number of seconds (at most ten years), not {timeout!r}"
+            )
         concurrency = tool_call_concurrency if tool_call_concurrency is not None else opts.get("tool_call_concurrency")
         if concurrency is not None and (not isinstance(concurrency, int) or concurrency < 1):
             raise InvalidRequest(f"tool_call_concurrency must be a positive integer, not {concurrency!r}")

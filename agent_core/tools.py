@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from agent_core.errors import InvalidToolDefinition, SuspendPayloadInvalid, ToolOutputNotSerializable
+from agent_core.limits import valid_timeout
 
 ExecuteFn = Callable[[Any, "ToolContext"], Any]
 #: Tool-level hooks (``create_tool(hooks=...)``): ``on_input_available`` and ``on_output``.
@@ -113,10 +114,10 @@ class Tool:
         approval_timeout: float | None = None,
         allow_grants: bool = True,
     ) -> None:
-        if approval_timeout is not None and (
-            not isinstance(approval_timeout, int | float) or isinstance(approval_timeout, bool) or approval_timeout <= 0
-        ):
-            raise InvalidToolDefinition(f"tool {id!r}: approval_timeout must be a positive number of seconds")
+        if approval_timeout is not None and not valid_timeout(approval_timeout):
+            raise InvalidToolDefinition(
+                f"tool {id!r}: approval_timeout must be a positive number of seconds (at most ten years)"
+            )
         #: seconds an approval may wait before the sweep expires it (wins over request and agent settings).
         self.approval_timeout = None if approval_timeout is None else float(approval_timeout)
         #: False: never covered by a grant, and ``runtime.grant`` refuses it.

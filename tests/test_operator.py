@@ -253,6 +253,28 @@ async def test_deadline_precedence_and_input_requests(db, exec_log):
             await agent.stream("go", approval_timeout=-1)
 
 
+@pytest.mark.parametrize("timeout", [1e300, float("inf"), float("nan"), 11 * 365.25 * 24 * 3600])
+async def test_a_deadline_past_ten_years_is_refused_before_anything_is_stored(db, timeout):
+    """A huge deadline once put ``expires_at`` past what a datetime holds: every listing then failed."""
+    from agent_core import Agent, Runtime, create_tool
+    from agent_core.errors import InvalidToolDefinition
+    from agent_core.models import FunctionModel, ModelResponse, ToolCall
+    from storage import open_store
+    from tests.apps.operator import EmailIn
+
+    def model(messages, info):
+        return ModelResponse(tool_calls=[ToolCall(name="t", args={"to": "x"}, id="c0")])
+
+    with pytest.raises(InvalidToolDefinition, match="at most ten years"):
+        create_tool(id="t", input_schema=EmailIn, execute=lambda i, c: {}, approval_timeout=timeout)
+    tool = create_tool(id="t", input_schema=EmailIn, execute=lambda i, c: {}, require_approval=True)
+    agent = Agent(id="a", model=FunctionModel(model), tools={"t": tool})
+    async with Runtime(agents={"a": agent}, storage=open_store(db)) as rt:
+        with pytest.raises(InvalidRequest, match="at most ten years"):
+            await agent.stream("go", approval_timeout=timeout)
+        assert (await rt.list_suspended_runs()).total == 0
+
+
 def test_expired_is_a_state_of_the_call_machine():
     assert TRANSITIONS["expire"] == (frozenset({"awaiting_approval"}), "expired")
     assert TRANSITIONS["lapse"] == (frozenset({"expired"}), "done")

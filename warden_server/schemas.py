@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictBool, StringConstraints, model_validator
 
+from agent_core.limits import MAX_APPROVAL_TIMEOUT
 from agent_core.options import ListFilters, ListKind, SentRunOptions, Sort
 
 #: A thread, resource, run or tool-call id: a non-empty string.
@@ -84,7 +85,7 @@ class StreamBody(_ThreadScoped):
     require_tool_approval: StrictBool | None = Field(default=None, alias="requireToolApproval")
     max_steps: int | None = Field(default=None, alias="maxSteps", ge=1, le=1000)
     request_context: dict[str, Any] | None = Field(default=None, alias="requestContext")
-    approval_timeout: float | None = Field(default=None, alias="approvalTimeout", gt=0)
+    approval_timeout: float | None = Field(default=None, alias="approvalTimeout", gt=0, le=MAX_APPROVAL_TIMEOUT)
     #: who starts the run (``requested_by``); with tokens it must be the token's name.
     actor: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
 
