@@ -46,9 +46,9 @@ from tui.typing_guard import TypingGuard
 from tui.untrusted import escape_unsafe, safe_text, to_json
 
 if TYPE_CHECKING:  # dialogs and the picker: imported when first opened (``tui.screens.lazy``)
+    from agent_core.decision_context import RunContextView
     from tui.backend import ConsoleBackend, PendingCall, PendingPage, RunStream  # with the runtime
     from tui.components.schedules import Schedules
-    from tui.context import RunContext
     from tui.reconcile import Removal
     from tui.screens.approval import ApprovalDecision
     from tui.screens.picker import PendingPicker
@@ -620,7 +620,7 @@ class WardenApp(App[None]):
         )
 
     async def _log_decided_elsewhere(self, calls: list[PendingCall]) -> None:
-        contexts: dict[str, RunContext] = {}
+        contexts: dict[str, RunContextView] = {}
         for call in calls:
             if call.run_id not in contexts:
                 contexts[call.run_id] = await self.backend.run_context(call.run_id)

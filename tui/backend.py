@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # pydantic models: loaded with the runtime, not before the first frame
     from agent_core.chunks import Chunk
+    from agent_core.decision_context import RunContextView
     from tui.components.schedules import Maintenance
-    from tui.context import RunContext
 
 Kind = Literal["approval", "input"]
 
@@ -251,7 +251,7 @@ class ConsoleBackend(Protocol):
         """The newest ``last`` audit entries (``agent_core.views.AuditEntry``), oldest first."""
         ...
 
-    async def run_context(self, run_id: str) -> RunContext:
+    async def run_context(self, run_id: str) -> RunContextView:
         """The stored run's calls with their context, its conversation, and its decisions."""
         ...
 
@@ -422,8 +422,8 @@ class LocalBackend:
     async def audit(self, *, last: int = 200) -> list[Any]:
         return await _last_entries(self.runtime.audit_log, last)
 
-    async def run_context(self, run_id: str) -> RunContext:
-        from tui.context import run_context
+    async def run_context(self, run_id: str) -> RunContextView:
+        from agent_core.decision_context import run_context
 
         return await run_context(self.runtime, run_id)
 
@@ -582,10 +582,10 @@ class RemoteBackend:
     async def audit(self, *, last: int = 200) -> list[Any]:
         return await _last_entries(self.client.audit_log, last)
 
-    async def run_context(self, run_id: str) -> RunContext:
-        from tui.context import RunContext
+    async def run_context(self, run_id: str) -> RunContextView:
+        from agent_core.decision_context import RunContextView
 
-        return RunContext.from_json(await self.client.get_run_context(run_id))
+        return RunContextView.from_json(await self.client.get_run_context(run_id))
 
     def grants_allowed(self, tool_name: str) -> bool:
         return tool_name not in self._no_grants

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from agent_core.decision_context import RunContextView
     from tui.backend import AgentInfo, ConsoleBackend, GrantSpec, PendingPage, PendingRun, RunStream
     from tui.components.schedules import Maintenance
-    from tui.context import RunContext
 
 
 class DeferredBackend:
@@ -125,7 +125,7 @@ class DeferredBackend:
     async def audit(self, *, last: int = 200) -> list[Any]:
         return await (await self.ready()).audit(last=last)
 
-    async def run_context(self, run_id: str) -> RunContext:
+    async def run_context(self, run_id: str) -> RunContextView:
         return await (await self.ready()).run_context(run_id)
 
     def grants_allowed(self, tool_name: str) -> bool:

@@ -13,10 +13,9 @@ from types import SimpleNamespace
 from typing import Any
 
 from agent_core.chunks import Chunk, make_chunk
-from agent_core.decision_context import CallContext, StepCall, TranscriptEntry
+from agent_core.decision_context import CallContext, RunContextView, StepCall, TranscriptEntry
 from agent_core.errors import ResumeDataInvalid
 from tui.backend import AgentInfo, PendingCall, PendingPage, PendingRun
-from tui.context import RunContext
 
 NOW = datetime(2026, 1, 15, 12, 0, 0, tzinfo=UTC)
 FP = "sha256:3f1c9a0b7e2d4c6a8b1e0f9d7c5a3b2e1d0c9b8a7f6e5d4c3b2a1908f7e6d5c4"
@@ -102,7 +101,7 @@ class FakeBackend:
         self.pending = pending or []
         self.hold_after = hold_after
         self.calls: list[tuple[str, Any]] = []
-        self.contexts: dict[str, RunContext] = {}
+        self.contexts: dict[str, RunContextView] = {}
 
     def list_agents(self) -> list[AgentInfo]:
         return [AgentInfo("ops", "Ops agent", "demo", True), AgentInfo("supervisor", "Supervisor", "demo", True)]
@@ -173,7 +172,7 @@ class FakeBackend:
     async def get_run(self, run_id: str) -> PendingRun:
         return next(r for r in self.pending if r.run_id == run_id)
 
-    async def run_context(self, run_id: str) -> RunContext:
+    async def run_context(self, run_id: str) -> RunContextView:
         self.calls.append(("context", run_id))
         return self.contexts.get(run_id) or sample_context(run_id)
 
@@ -181,7 +180,7 @@ class FakeBackend:
         pass
 
 
-def sample_context(run_id: str, *, of: int = 2) -> RunContext:
+def sample_context(run_id: str, *, of: int = 2) -> RunContextView:
     """A fixed context: the user's request, the model's text, a tool description, call 1 of ``of``."""
     steps = [
         StepCall(
@@ -216,7 +215,7 @@ def sample_context(run_id: str, *, of: int = 2) -> RunContext:
             agent_path=["ops"],
         ),
     ]
-    return RunContext(run_id, {"call_0_0": ctx}, transcript, [])
+    return RunContextView(run_id, {"call_0_0": ctx}, transcript, [])
 
 
 def sample_pending() -> list[PendingRun]:

@@ -36,8 +36,7 @@ from tui.screens.base import WardenModal
 from tui.untrusted import escape_unsafe, json_text, safe_text, scan, summarize
 
 if TYPE_CHECKING:  # pydantic models: the dialog (and the picker's preview) opens without importing them
-    from agent_core.decision_context import CallContext
-    from tui.context import RunContext
+    from agent_core.decision_context import CallContext, RunContextView
 
 #: Attempts to read the context of a call whose snapshot is still being written (live streams).
 CONTEXT_ATTEMPTS = 10
@@ -263,7 +262,7 @@ class ApprovalModal(WardenModal[ApprovalDecision]):
 
         for attempt in range(CONTEXT_ATTEMPTS):
             try:
-                ctx: RunContext = await self.backend.run_context(self.call.run_id)
+                ctx: RunContextView = await self.backend.run_context(self.call.run_id)
             except Exception:  # a context is a help, never a reason to fail the dialog
                 return
             found = ctx.calls.get(self.call.tool_call_id)

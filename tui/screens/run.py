@@ -14,8 +14,8 @@ from storage.errors import WardenError
 
 if TYPE_CHECKING:  # a pydantic model: loaded with the runtime, not before the first frame
     from agent_core.chunks import Chunk
+    from agent_core.decision_context import RunContextView
     from tui.backend import AgentInfo, PendingCall, PendingPage, PendingRun  # loaded with the runtime
-    from tui.context import RunContext
     from tui.reconcile import Shown, StoreView  # the store poll's: imported by its first run
 from tui import keymap
 from tui.components.chunk_log import ChunkLog
@@ -392,7 +392,7 @@ class RunScreen(WardenScreen[None]):
         if decision == "declined" and len(call.agent_path) > 1:
             self._declined_nested.add(call.run_id)
 
-    def replay(self, context: RunContext) -> None:
+    def replay(self, context: RunContextView) -> None:
         """A run reopened from the store: its stored conversation, before its dialog opens."""
         if not context.transcript:
             return
