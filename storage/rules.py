@@ -241,15 +241,10 @@ def plan_claim(run: RunRow, picked: Pick, decision: Decision, now: float, req: C
 def decided(call: PendingCallRow, plan: ClaimPlan) -> PendingCallRow:
     """The stored call's row once the claim's plan is written."""
     d = plan.decision
-    return replace(
-        call,
-        status=d.status,
-        started_at=None,
-        decided_until=plan.decided_until,
-        decided_by=d.actor,
-        resume_data=d.resume_data,
-        edited_args=d.edited_args,
-    )
+    row = copy.copy(call)  # cheaper than dataclasses.replace on this hot path (one per decision)
+    row.status, row.started_at, row.decided_until = d.status, None, plan.decided_until
+    row.decided_by, row.resume_data, row.edited_args = d.actor, d.resume_data, d.edited_args
+    return row
 
 
 # -- giving a run back ----------------------------------------------------------------------
