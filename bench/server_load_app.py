@@ -43,3 +43,23 @@ elif db.startswith(("postgresql://", "postgres://")):
 else:
     store = SqliteStore(db, synchronous=os.environ.get("WARDEN_BENCH_SYNC", "NORMAL"))
 runtime = Runtime(agents={"bench": agent}, storage=store)
+
+
+def _profile_on_signal(out: str) -> None:
+    """``$WARDEN_BENCH_CPROFILE=FILE``: cProfile the server's event-loop thread from SIGUSR1 to SIGUSR2
+    (``server_load.py --cprofile FILE`` sends them around the timed phase), stats written to FILE."""
+    import cProfile
+    import signal
+
+    profiler = cProfile.Profile()
+    signal.signal(signal.SIGUSR1, lambda *_: profiler.enable())
+
+    def stop(*_: object) -> None:
+        profiler.disable()
+        profiler.dump_stats(out)
+
+    signal.signal(signal.SIGUSR2, stop)
+
+
+if os.environ.get("WARDEN_BENCH_CPROFILE"):
+    _profile_on_signal(os.environ["WARDEN_BENCH_CPROFILE"])

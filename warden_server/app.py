@@ -234,11 +234,7 @@ async def send_tool_approval(request: Request) -> Response:
     )
     pump = StreamPump(s, request.app.state.stream_pumps, request.app.state.secrets)
     await pump.wait()  # the run continues even if this request is dropped
-    chunks = []
-    while not pump.queue.empty():
-        item = pump.queue.get_nowait()
-        if isinstance(item, dict):
-            chunks.append(item)
+    chunks = pump.chunks()
     out: dict[str, Any] = {
         "accepted": True,
         "runId": pump.run_id,
