@@ -49,6 +49,19 @@ def dumps(value: Any) -> str:
     return _ENCODER.encode(value)
 
 
+def encode_event(item: Any) -> bytes:
+    """One ``data:`` event: a chunk in one pass of pydantic's JSON encoder (the same JSON as
+    ``wire.encode_chunk`` then ``json``, ASCII only, DEL escaped as ``json`` does), or a dict."""
+    dump = getattr(item, "model_dump_json", None)
+    if dump is None:
+        text = dumps(item)
+    else:
+        text = dump(by_alias=True, ensure_ascii=True)
+        if "\x7f" in text:  # the one control character pydantic leaves raw
+            text = text.replace("\x7f", "\\u007f")
+    return b"data: " + text.encode("ascii") + b"\n\n"
+
+
 def _wake(waiter: asyncio.Future[None] | None) -> None:
     if waiter is not None and not waiter.done():
         waiter.set_result(None)
@@ -81,7 +94,7 @@ class StreamPump:
     async def _run(self) -> None:
         try:
             async for chunk in self.stream.full_stream:
-                self._put(wire.encode_chunk(chunk))
+                self._put(chunk)  # encoded by the response that sends it (``encode_event``)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the runtime failed mid-stream: tell the client, in-band
@@ -103,7 +116,7 @@ class StreamPump:
 
     def chunks(self) -> list[dict[str, Any]]:
         """The encoded chunks produced so far, taken (for an answer sent whole, after ``wait()``)."""
-        out = [item for item in self._items if isinstance(item, dict)]
+        out = [item if isinstance(item, dict) else wire.encode_chunk(item) for item in self._items if item is not _DONE]
         self._items.clear()
         return out
 
@@ -134,7 +147,7 @@ class StreamPump:
                     parts.append(_DONE_FRAME)
                     yield b"".join(parts), True
                     return
-                parts.append(b"data: " + dumps(item).encode("ascii") + b"\n\n")
+                parts.append(encode_event(item))
             yield b"".join(parts), False
 
     async def wait(self) -> None:
