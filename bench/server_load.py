@@ -228,7 +228,7 @@ async def bench(
             groups["postgres"] = await backends()
         profiler = Profiler(pids[0], profile) if profile is not None else None
         if cprofile is not None:
-            os.kill(pids[0], signal.SIGUSR1)  # server_load_app: cProfile from here
+            os.kill(pids[0], signal.SIGUSR1)  # server_load_app: cProfile (or GC timing) from here
         cpu0 = {k: {pid: cpu_seconds([pid]) for pid in v} for k, v in groups.items()}
         t0 = time.perf_counter()
 
@@ -279,7 +279,7 @@ async def bench(
         if profiler is not None:
             profiler.stop()
         if cprofile is not None:
-            os.kill(pids[0], signal.SIGUSR2)  # ... to here, stats written
+            os.kill(pids[0], signal.SIGUSR2)  # ... to here, written to that file
             for _ in range(100):
                 if cprofile.exists():
                     break
@@ -431,6 +431,7 @@ def main() -> None:
     p.add_argument("--compare", type=Path, default=None, help="another checkout whose server is measured in turns")
     p.add_argument("--profile", type=Path, default=None, help="py-spy the server into this file (one run)")
     p.add_argument("--cprofile", type=Path, default=None, help="cProfile the server's loop thread into this file")
+    p.add_argument("--gc", type=Path, default=None, help="time the server's garbage collections into this file")
     a = p.parse_args()
     try:
         counts = [int(x) for x in a.instances.split(",")]
@@ -460,6 +461,21 @@ def main() -> None:
         r = run_once(a, counts[0], token, profile=a.profile)
         _print_run(r, "profiled")
         report_profile(a.profile)
+        return
+    if a.gc is not None:
+        a.gc = a.gc.resolve()
+        a.gc.unlink(missing_ok=True)
+        os.environ["WARDEN_BENCH_GC"] = str(a.gc)
+        r = run_once(a, counts[0], token, cprofile=a.gc)
+        _print_run(r, "GC timed")
+        import json
+
+        spent = json.loads(a.gc.read_text())
+        total = sum(spent["seconds"])
+        print(
+            f"  garbage collector: {total * 1000 / a.runs:.3f} ms per approval "
+            f"(collections by generation {spent['collections']}, seconds {[round(x, 3) for x in spent['seconds']]})"
+        )
         return
     if a.cprofile is not None:
         a.cprofile = a.cprofile.resolve()
