@@ -114,9 +114,22 @@ class StreamPump:
         waiter, self._waiter = self._waiter, None
         _wake(waiter)
 
+    def _unencodable(self) -> dict[str, Any]:
+        """The in-band error that replaces a chunk the encoder refused (and ends the answer)."""
+        log.exception("a chunk of run %s could not be encoded", self.run_id)
+        return wire.encode_error_chunk(self.run_id, "internal server error", wire.INTERNAL_ERROR)
+
     def chunks(self) -> list[dict[str, Any]]:
         """The encoded chunks produced so far, taken (for an answer sent whole, after ``wait()``)."""
-        out = [item if isinstance(item, dict) else wire.encode_chunk(item) for item in self._items if item is not _DONE]
+        out: list[dict[str, Any]] = []
+        for item in self._items:
+            if item is _DONE:
+                break
+            try:
+                out.append(item if isinstance(item, dict) else wire.encode_chunk(item))
+            except Exception:
+                out.append(self._unencodable())
+                break
         self._items.clear()
         return out
 
@@ -147,7 +160,12 @@ class StreamPump:
                     parts.append(_DONE_FRAME)
                     yield b"".join(parts), True
                     return
-                parts.append(encode_event(item))
+                try:
+                    parts.append(encode_event(item))
+                except Exception:  # as when the pump encoded: the client learns it in-band, the stream ends
+                    parts += [encode_event(self._unencodable()), _DONE_FRAME]
+                    yield b"".join(parts), True
+                    return
             yield b"".join(parts), False
 
     async def wait(self) -> None:

@@ -145,3 +145,40 @@ async def test_idle_stream_pings_then_a_hang_up_ends_the_response_not_the_run(mo
     await pump.wait()
     assert pump not in pumps
     assert [c["type"] for c in pump.chunks()] == ["text-delta"]  # what nobody read is still there
+
+
+class _Unencodable:
+    """A chunk-like object the JSON encoder refuses."""
+
+    type = "tool-result"
+
+    def model_dump_json(self, **kw: Any) -> str:
+        raise ValueError("not JSON")
+
+    def to_json(self) -> dict[str, Any]:
+        raise ValueError("not JSON")
+
+
+async def test_a_chunk_the_encoder_refuses_becomes_an_in_band_error_and_ends_the_answer() -> None:
+    stream = _Stream("r3")
+    pump = StreamPump(stream, set())
+    for item in (_chunks()[0], _Unencodable(), _chunks()[1]):
+        stream.gate.put_nowait(item)  # type: ignore[arg-type]
+    stream.gate.put_nowait(None)
+    await pump.wait()
+    sent = await _serve(SseResponse(pump), asyncio.Event())
+    assert sent[-1]["more_body"] is False
+    events = [e for e in b"".join(m["body"] for m in sent[1:]).decode("ascii").split("\n\n") if e]
+    assert events[-1] == f"data: {wire.SSE_DONE}"
+    error = json.loads(events[-2][6:])
+    assert error["type"] == "error" and error["payload"]["code"] == wire.INTERNAL_ERROR
+    assert "not JSON" not in events[-2]  # no internals
+    assert [json.loads(e[6:])["type"] for e in events[:-1]] == ["start", "error"]  # nothing after the error
+
+    again = _Stream("r4")
+    whole = StreamPump(again, set())
+    for item in (_chunks()[0], _Unencodable(), _chunks()[1]):
+        again.gate.put_nowait(item)  # type: ignore[arg-type]
+    again.gate.put_nowait(None)
+    await whole.wait()
+    assert [c["type"] for c in whole.chunks()] == ["start", "error"]  # the answer sent whole: the same
