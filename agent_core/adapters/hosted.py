@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from agent_core.adapters.gate import WardenGate
+from agent_core.adapters.gate import WardenGate, policy_ruling
 from agent_core.adapters.protocol import Framework, Outcome, Pending, Verdict
 from agent_core.agent import Agent
 from agent_core.call_state import CallState, RunState
@@ -27,6 +27,8 @@ from agent_core.fingerprint import fingerprint
 from agent_core.limits import args_problem
 from agent_core.memory import Memory
 from agent_core.models import LanguageModel, Message, ModelEvent, ModelRequestInfo
+from agent_core.policy_gate import blocked_message
+from agent_core.telemetry import gated, settled_at_gate
 
 
 class FrameworkModel(LanguageModel):
@@ -105,10 +107,12 @@ class FrameworkAgent(Agent):
                 if call.id not in announced:
                     announced.add(call.id)
                     yield make_chunk("tool-call", run_id, tool_call_id=call.id, tool_name=call.name, args=call.args)
+            for chunk in _settle(state):  # calls a policy denied: refused now, never pending
+                yield chunk
             if any(c.waiting for c in state.calls):
                 state.outcome = "suspended"
                 return
-            # every call was approved by a grant: the framework goes on at once
+            # every call was approved by a grant or denied by a policy: the framework goes on at once
             outcome = await self.framework.resume(outcome.state, _verdicts(state.calls), gate, run_id=run_id)
 
     async def _gate(self, state: RunState, rt: Execution, pending: Pending) -> CallState:
@@ -118,12 +122,26 @@ class FrameworkAgent(Agent):
             raise WardenError(f"tool call {pending.id!r} of {pending.name!r} cannot be stored: {problem}")
         call = CallState(id=pending.id, name=pending.name, args=pending.args)
         rt.ids.add(call.id)
+        # The run's policies, as the engine applies them: recorded on the call; a deny refuses it.
+        ruling = policy_ruling(self, state, call.name, call.args)
+        if ruling is not None:
+            call.policy_version, call.policy_rule, call.policy_reason = ruling.version, ruling.rule_id, ruling.reason
+            call.approvers_required = ruling.approvers
+            if ruling.error:  # fail closed: the rule counted as ask; the error is on the record
+                await _audit(rt, state, call, "policy-error", ruling.error, {"error": ruling.error})
+            if ruling.decision == "deny":
+                call.block(blocked_message(ruling))
+                await _audit(rt, state, call, "blocked", call.reason, {})
+                settled_at_gate(rt.trace, state, call, "blocked")
+                return call
         tool = self.tools.get(call.name)
         grant_id = None
-        if rt.grant_for is not None and tool is not None and tool.allow_grants:
+        # a grant never covers a call whose rule needs two or more approvers
+        if rt.grant_for is not None and tool is not None and tool.allow_grants and call.approvers_required < 2:
             grant_id = await rt.grant_for(self, state, call)
         if grant_id is not None:
             call.admit(grant_id=grant_id)
+            settled_at_gate(rt.trace, state, call, "granted")
             return call
         own = tool.approval_timeout if tool is not None else None
         timeout = own if own is not None else state.approval_timeout
@@ -131,11 +149,20 @@ class FrameworkAgent(Agent):
         call.gate(
             fingerprint(call.name, call.args), rt.next_seq(), now, expires_at=None if timeout is None else now + timeout
         )
+        gated()
         return call
 
 
+async def _audit(
+    rt: Execution, state: RunState, call: CallState, decision: str, reason: str | None, detail: dict[str, Any]
+) -> None:
+    """What a policy did that no operator decided (``blocked``, ``policy-error``), as the engine audits it."""
+    if rt.audit is not None:
+        await rt.audit(state, call, decision, reason, detail)
+
+
 def _settle(state: RunState) -> list[Chunk]:
-    """Resolve the step's declined and expired calls (the framework is told when it resumes)."""
+    """Resolve the step's declined, blocked and expired calls (the framework is told when it resumes)."""
     out: list[Chunk] = []
     for call in state.calls:
         if call.status == "declined":
@@ -149,6 +176,7 @@ def _settle(state: RunState) -> list[Chunk]:
                     tool_name=call.name,
                     args=call.args,
                     reason=reason,
+                    policy_rule=call.policy_rule if call.blocked else None,
                 )
             )
         elif call.status == "expired":

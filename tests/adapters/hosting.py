@@ -10,7 +10,7 @@ import asyncio
 import os
 from collections.abc import Callable
 
-from agent_core import Runtime
+from agent_core import Policy, Runtime
 from agent_core.adapters.hosted import FrameworkAgent
 from storage import SqliteStore
 from tests.helpers import ExecLog
@@ -24,12 +24,14 @@ def hang() -> str:
     return os.environ.get("ADAPTER_HANG", "")
 
 
-def hosting(agent: FrameworkAgent, runtime_class: type[Runtime] = Runtime) -> Runtime:
-    """``agent`` as ``records`` on the store ADAPTER_DB names."""
+def hosting(agent: FrameworkAgent, runtime_class: type[Runtime] = Runtime, *, policy: Policy | None = None) -> Runtime:
+    """``agent`` as ``records`` on the store ADAPTER_DB names; ``policy``: the runtime's (``--app`` builds
+    without one: a run started elsewhere is decided under the policy it stored)."""
     return runtime_class(
         agents={"records": agent},
         storage=SqliteStore(os.environ["ADAPTER_DB"]),
         lease_seconds=float(os.environ.get("ADAPTER_LEASE", "30")),
+        policy=policy,
     )
 
 

@@ -26,7 +26,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import tool
 
-from agent_core import Runtime
+from agent_core import Policy, Runtime
 from agent_core.adapters import from_langgraph
 from tests.adapters.hosting import exec_log, hang, hosting, script
 from tests.adapters.script import turns
@@ -121,10 +121,10 @@ def checkpointer_for(path: str, kind: str) -> Any:
     return SqliteSaver(sqlite3.connect(path, check_same_thread=False))
 
 
-def build(**options: Any) -> Runtime:
+def build(policy: Policy | None = None, **options: Any) -> Runtime:
     checkpointer = checkpointer_for(os.environ["ADAPTER_DB"] + ".graph", os.environ.get("ADAPTER_CHECKPOINTER", "sync"))
     graph = langgraph_agent(exec_log(), checkpointer, hang=hang())
-    runtime = hosting(from_langgraph(graph, id="records", **options), _Runtime)
+    runtime = hosting(from_langgraph(graph, id="records", **options), _Runtime, policy=policy)
     if not isinstance(checkpointer.conn, sqlite3.Connection):
         assert isinstance(runtime, _Runtime)
         runtime.checkpointer_conn = checkpointer.conn

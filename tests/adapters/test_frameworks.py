@@ -9,35 +9,14 @@ import signal
 import subprocess
 import sys
 import time
-from types import ModuleType
 
 import pytest
 
 from agent_core import EditNotSupported, ToolArgsInvalid, fingerprint
 from agent_core.decisions import INTERRUPTED_DECLINED
 from agent_core.engine import EDITED_NOTE, EXPIRED_MESSAGE
-from tests.adapters import lg_app, oai_app, pai_app
 from tests.adapters.conftest import ROOT, exec_log, warden
 from tests.helpers import drain, types
-
-#: app module, its tool-call id prefix (the framework model's ids), whether it runs edited arguments
-FRAMEWORKS: dict[str, tuple[ModuleType, str, bool]] = {
-    "pydantic-ai": (pai_app, "pai-", True),
-    "openai-agents": (oai_app, "oai-", False),
-    "langgraph": (lg_app, "lg-", True),
-}
-
-
-@pytest.fixture(params=[*sorted(FRAMEWORKS), "langgraph-async"])
-def fw(request, app_env, monkeypatch) -> tuple[ModuleType, str, bool, str]:
-    """Each framework; LangGraph twice: a sync-only checkpointer (SqliteSaver), then an async one."""
-    kind = request.param
-    if kind == "langgraph-async":
-        kind = "langgraph"
-        app_env["ADAPTER_CHECKPOINTER"] = "async"
-        monkeypatch.setenv("ADAPTER_CHECKPOINTER", "async")
-    module, prefix, editable = FRAMEWORKS[kind]
-    return module, prefix, editable, kind
 
 
 async def test_a_gated_call_is_approved_in_another_process_and_runs_once(fw, app_env):

@@ -1,0 +1,178 @@
+"""Warden's ``Policy`` on the calls of agents of other frameworks, as on Warden's own: ``ask`` gates a tool
+the framework did not mark (with the rule, its approvers and the quorum), ``deny`` refuses a call (the
+model is told, the tool never runs), a four-eyes rule needs two distinct approvers. Each framework with
+its real package and its own test model, on a real SQLite store; decisions also from other processes
+(``warden runs approve --app``), which build their runtime without a policy: the run's stored one rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_core import AlreadyVoted, Policy, SelfApprovalNotAllowed, fingerprint
+from tests.adapters.conftest import exec_log, warden
+from tests.helpers import drain, types
+
+LOOKUPS_ASK = Policy.from_dict(
+    {"rules": [{"id": "lookups-reviewed", "tools": ["look*"], "decision": "ask", "reason": "lookups read PII"}]}
+)
+DELETES_DENIED = Policy.from_dict(
+    {"rules": [{"id": "no-deletes", "tools": ["delete_record"], "decision": "deny", "reason": "records are kept"}]}
+)
+LOOKUPS_DENIED = Policy.from_dict(
+    {"rules": [{"id": "no-lookups", "tools": ["lookup"], "decision": "deny", "reason": "lookups are off"}]}
+)
+FOUR_EYES = Policy.from_dict(
+    {"rules": [{"id": "four-eyes", "tools": ["delete_record"], "decision": "ask", "approvers": 2}]}
+)
+
+
+async def test_an_ask_rule_gates_an_unmarked_tool_and_another_process_approves_under_the_stored_policy(fw, app_env):
+    app, prefix, _, _ = fw
+    async with app.build(policy=LOOKUPS_ASK) as rt:
+        agent = rt.get_agent("records")
+        stream = await agent.stream("lookup x then lookup z", actor="dana")
+        chunks = await drain(stream)
+        assert stream.status == "suspended"
+        approval = next(c for c in chunks if c.type == "tool-call-approval")
+        assert (approval.payload.tool_name, approval.payload.tool_call_id) == ("lookup", prefix + "0")
+        assert approval.payload.fingerprint == fingerprint("lookup", {"query": "x"})
+        assert (approval.payload.policy_rule, approval.payload.approvers_required) == ("lookups-reviewed", 1)
+        [listed] = (await rt.list_suspended_runs(agent_id="records")).runs[0].tool_calls
+        assert (listed.tool_call_id, listed.policy_rule, listed.approvers_required) == (
+            prefix + "0",
+            "lookups-reviewed",
+            1,
+        )
+    assert exec_log(app_env).rows() == [], "the tool the framework did not mark waits for the policy"
+
+    # another process, whose runtime has no policy: the run's stored policy gates its next call too
+    out = warden(app_env, f"{app.__name__}:build", "runs", "approve", stream.run_id, "--actor", "alice")
+    assert out.returncode == 0, out.stderr
+    assert exec_log(app_env).rows() == [("lookup", {"query": "x"})]
+
+    async with app.build() as rt:
+        [run] = (await rt.list_suspended_runs()).runs
+        [second] = run.tool_calls
+        assert (second.tool_call_id, second.args, second.policy_rule) == (
+            prefix + "1",
+            {"query": "z"},
+            "lookups-reviewed",
+        )
+        result = await (await rt.approve_tool_call(run_id=stream.run_id, actor="bob")).result()
+        audit = (await rt.audit_log(run_id=stream.run_id)).entries
+    assert result.status == "finished" and result.text == "found x; found z"
+    assert [t for t, _ in exec_log(app_env).rows()] == ["lookup", "lookup", "model"], "each call ran exactly once"
+    assert [(a.tool_call_id, a.decision, a.actor, a.policy_rule) for a in audit] == [
+        (prefix + "0", "approved", "alice", "lookups-reviewed"),
+        (prefix + "1", "approved", "bob", "lookups-reviewed"),
+    ]
+    assert {a.policy_version for a in audit} == {LOOKUPS_ASK.version}
+
+
+@pytest.mark.parametrize(
+    ("policy", "prompt", "tool", "rule", "why"),
+    [
+        (LOOKUPS_DENIED, "lookup x", "lookup", "no-lookups", "lookups are off"),  # a tool the framework did not mark
+        (DELETES_DENIED, "delete y", "delete_record", "no-deletes", "records are kept"),  # one it gates itself
+    ],
+)
+async def test_a_deny_rule_refuses_the_call_the_model_is_told_and_the_tool_never_runs(
+    fw, app_env, policy, prompt, tool, rule, why
+):
+    app, prefix, _, _ = fw
+    async with app.build(policy=policy) as rt:
+        grant = await rt.grant(tool, scope="thread", scope_id="t1", actor="ops")  # no grant can run it either
+        stream = await rt.get_agent("records").stream(prompt, thread_id="t1")
+        chunks = await drain(stream)
+        result = await stream.result()
+        audit = (await rt.audit_log(run_id=stream.run_id)).entries
+        assert (await rt.list_suspended_runs()).total == 0, "a denied call is never pending"
+    blocked = f"Blocked by policy rule {rule}: {why}"
+    assert result.status == "finished"
+    assert "tool-call-approval" not in types(chunks)
+    denied = next(c for c in chunks if c.type == "tool-output-denied")
+    assert (denied.payload.tool_call_id, denied.payload.policy_rule) == (prefix + "0", rule)
+    assert denied.payload.reason == blocked
+    assert [(a.tool_call_id, a.decision, a.reason, a.policy_rule) for a in audit] == [
+        (prefix + "0", "blocked", blocked, rule)
+    ]
+    assert grant.id not in str([a.reason for a in audit])
+    [(ran, seen)] = exec_log(app_env).rows()
+    assert ran == "model" and blocked in seen["seen"][0], "the model sees the policy's reason; the tool never ran"
+
+
+async def test_a_denied_call_and_an_asked_one_of_the_same_stop(fw, app_env):
+    policy = Policy.from_dict(
+        {
+            "rules": [
+                {"id": "no-deletes", "tools": ["delete_record"], "decision": "deny", "reason": "records are kept"},
+                {"id": "lookups-reviewed", "tools": ["lookup"], "decision": "ask"},
+            ]
+        }
+    )
+    app, prefix, _, _ = fw
+    async with app.build(policy=policy) as rt:
+        agent = rt.get_agent("records")
+        stream = await agent.stream("lookup x delete y")
+        chunks = await drain(stream)
+        assert stream.status == "suspended"
+        assert [c.payload.tool_call_id for c in chunks if c.type == "tool-output-denied"] == [prefix + "1"]
+        assert [c.payload.tool_call_id for c in chunks if c.type == "tool-call-approval"] == [prefix + "0"]
+        [listed] = (await rt.list_suspended_runs()).runs[0].tool_calls
+        assert listed.tool_call_id == prefix + "0"
+        result = await (await agent.approve_tool_call(run_id=stream.run_id)).result()
+    assert result.status == "finished"
+    rows = exec_log(app_env).rows()
+    assert [t for t, _ in rows] == ["lookup", "model"]
+    seen = rows[-1][1]["seen"]
+    assert "found x" in seen and any("Blocked by policy rule no-deletes: records are kept" in s for s in seen)
+
+
+async def test_a_quorum_rule_needs_two_distinct_approvers_before_the_framework_resumes(fw, app_env):
+    app, prefix, _, _ = fw
+    async with app.build(policy=FOUR_EYES) as rt:
+        await rt.grant("delete_record", scope="thread", scope_id="t4", actor="ops")  # never covers a 2-approver rule
+        agent = rt.get_agent("records")
+        stream = await agent.stream("delete abc", thread_id="t4", actor="dana")
+        chunks = await drain(stream)
+        assert stream.status == "suspended"
+        approval = next(c for c in chunks if c.type == "tool-call-approval")
+        assert (approval.payload.policy_rule, approval.payload.approvers_required) == ("four-eyes", 2)
+        with pytest.raises(SelfApprovalNotAllowed):
+            await agent.approve_tool_call(run_id=stream.run_id, actor="dana")
+
+    out = warden(app_env, f"{app.__name__}:build", "runs", "approve", stream.run_id, "--actor", "alice")
+    assert out.returncode == 0, out.stderr
+    assert "1 of 2 approvals" in out.stdout
+    assert exec_log(app_env).rows() == [], "one approval does not resume the framework"
+
+    async with app.build(policy=FOUR_EYES) as rt:
+        agent = rt.get_agent("records")
+        [call] = (await rt.list_suspended_runs()).runs[0].tool_calls
+        assert (call.tool_call_id, call.approvers_required) == (prefix + "0", 2)
+        assert [a["actor"] for a in call.approvals] == ["alice"]
+        with pytest.raises(AlreadyVoted):
+            await agent.approve_tool_call(run_id=stream.run_id, actor="alice")
+        done = await agent.approve_tool_call(run_id=stream.run_id, actor="bob")
+        result = await done.result()
+        audit = (await rt.audit_log(run_id=stream.run_id)).entries
+    assert result.status == "finished" and result.text == "deleted abc"
+    assert [t for t, _ in exec_log(app_env).rows()] == ["delete_record", "model"], "it ran once, after the second"
+    assert [(a.decision, a.actor) for a in audit] == [("vote", "alice"), ("vote", "bob"), ("approved", "bob")]
+    assert all(a.policy_rule == "four-eyes" for a in audit)
+
+
+async def test_an_allow_rule_leaves_the_framework_s_own_gate_and_the_request_flag(fw, app_env):
+    allow_all = Policy.from_dict({"rules": [{"id": "ok", "decision": "allow"}]})
+    app, _, _, _ = fw
+    async with app.build(policy=allow_all) as rt:
+        agent = rt.get_agent("records")
+        stream = await agent.stream("lookup x delete y")
+        chunks = await drain(stream)
+        # the tool's own flag still asks when the policy allows; the unmarked tool runs
+        assert [c.payload.tool_name for c in chunks if c.type == "tool-call-approval"] == ["delete_record"]
+        assert next(c for c in chunks if c.type == "tool-call-approval").payload.policy_rule == "ok"
+        await (await agent.approve_tool_call(run_id=stream.run_id)).result()
+        flagged = await agent.stream("lookup q", require_tool_approval=True)
+        gated = [c.payload.tool_name for c in await drain(flagged) if c.type == "tool-call-approval"]
+        assert gated == ["lookup"], "the request's flag still gates what the policy allows"
