@@ -1,7 +1,8 @@
 """What the three test apps share: the runtime around their hosted agent, and the ``approve`` script.
 
 Environment: ADAPTER_DB (store path), ADAPTER_EXEC (execution log), ADAPTER_LEASE (seconds),
-ADAPTER_HANG=tool (the tool hangs after recording its run, so a test can kill -9 the process).
+ADAPTER_HANG=tool (the tool hangs after recording its run, so a test can kill -9 the process), or
+ADAPTER_HANG=resume (the process stalls after a decision, before the framework is resumed).
 """
 
 from __future__ import annotations
@@ -24,12 +25,22 @@ def hang() -> str:
     return os.environ.get("ADAPTER_HANG", "")
 
 
+class _StalledStore(SqliteStore):
+    """ADAPTER_HANG=resume: the decision is durable, then the process stalls before the started mark
+    (before the framework is resumed), so a test can kill -9 it between the decision and the resume."""
+
+    async def mark_started(self, run_id: str, tool_call_id: str, owner: str) -> bool:
+        exec_log().record("stalled", {"tool_call_id": tool_call_id})
+        await asyncio.sleep(600)
+        return await super().mark_started(run_id, tool_call_id, owner)
+
+
 def hosting(agent: FrameworkAgent, runtime_class: type[Runtime] = Runtime, *, policy: Policy | None = None) -> Runtime:
     """``agent`` as ``records`` on the store ADAPTER_DB names; ``policy``: the runtime's (``--app`` builds
     without one: a run started elsewhere is decided under the policy it stored)."""
     return runtime_class(
         agents={"records": agent},
-        storage=SqliteStore(os.environ["ADAPTER_DB"]),
+        storage=(_StalledStore if hang() == "resume" else SqliteStore)(os.environ["ADAPTER_DB"]),
         lease_seconds=float(os.environ.get("ADAPTER_LEASE", "30")),
         policy=policy,
     )

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from types import ModuleType
 
 import pytest
 
@@ -165,19 +166,7 @@ async def test_killed_while_the_tool_runs_the_call_is_interrupted_and_recovered(
     async with app.build() as rt:
         stream = await rt.get_agent("records").stream("delete abc")
         await stream.wait()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", app.__name__, "approve", stream.run_id],
-        env={**os.environ, **app_env, "ADAPTER_HANG": "tool"},
-        cwd=ROOT,
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.time() + 60
-    while not exec_log(app_env).rows():  # the decision is taken and the framework's tool has started
-        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-        assert time.time() < deadline
-        time.sleep(0.05)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=30)
+    _approve_and_kill(app, stream.run_id, app_env, "tool")  # the decision is taken and the tool has started
     await asyncio.sleep(1.2)  # the dead process's lease runs out
     async with app.build() as rt:
         assert await rt.recover() == 0, "an interrupted call waits for an operator"
@@ -189,6 +178,46 @@ async def test_killed_while_the_tool_runs_the_call_is_interrupted_and_recovered(
     rows = exec_log(app_env).rows()
     assert [t for t, _ in rows] == ["delete_record", "model"], "the tool ran exactly once"
     assert INTERRUPTED_DECLINED in rows[-1][1]["seen"][0]
+
+
+async def test_killed_between_the_decision_and_the_resume_the_call_returns_to_pending(fw, app_env, monkeypatch):
+    app, prefix, _, _ = fw
+    app_env["ADAPTER_LEASE"] = "1"
+    monkeypatch.setenv("ADAPTER_LEASE", "1")
+    async with app.build() as rt:
+        stream = await rt.get_agent("records").stream("delete abc")
+        await stream.wait()
+        fp = (await rt.get_suspended_run(stream.run_id)).tool_calls[0].fingerprint
+    _approve_and_kill(app, stream.run_id, app_env, "resume")  # approved, killed before the framework resumed
+    assert [t for t, _ in exec_log(app_env).rows()] == ["stalled"], "the tool did not start"
+    await asyncio.sleep(1.2)  # the dead process's lease runs out
+    async with app.build() as rt:
+        call = (await rt.get_suspended_run(stream.run_id)).tool_calls[0]
+        assert (call.kind, call.tool_call_id, call.fingerprint, call.started_at) == ("approval", prefix + "0", fp, None)
+        assert await rt.recover() == 0, "made durable, nothing to advance"
+        done = await (await rt.approve_tool_call(run_id=stream.run_id, actor="alice")).result()
+        decisions = [(a.decision, a.actor) for a in (await rt.audit_log(run_id=stream.run_id)).entries]
+    assert done.status == "finished" and done.text == "deleted abc"
+    assert decisions[0] == ("approved", "carol") and decisions[-1] == ("approved", "alice")
+    assert [d for d, _ in decisions] == ["approved", "returned-to-pending", "approved"]
+    assert [t for t, _ in exec_log(app_env).rows()] == ["stalled", "delete_record", "model"], "the tool ran once"
+
+
+def _approve_and_kill(app: ModuleType, run_id: str, app_env: dict[str, str], hang: str) -> None:
+    """``python -m APP approve RUN`` (as carol) with ADAPTER_HANG=``hang``; kill -9 once it logged a row."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", app.__name__, "approve", run_id],
+        env={**os.environ, **app_env, "ADAPTER_HANG": hang},
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.time() + 60
+    while not exec_log(app_env).rows():
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        assert time.time() < deadline
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
 
 
 async def test_the_hosted_agent_describes_the_framework_s_tools(fw, app_env):

@@ -176,3 +176,38 @@ async def test_an_allow_rule_leaves_the_framework_s_own_gate_and_the_request_fla
         flagged = await agent.stream("lookup q", require_tool_approval=True)
         gated = [c.payload.tool_name for c in await drain(flagged) if c.type == "tool-call-approval"]
         assert gated == ["lookup"], "the request's flag still gates what the policy allows"
+
+
+async def test_a_request_level_policy_is_stored_and_applied_like_the_runtime_s(fw, app_env):
+    app, prefix, _, _ = fw
+    async with app.build() as rt:
+        agent = rt.get_agent("records")
+        stream = await agent.stream("lookup x", require_tool_approval=LOOKUPS_ASK)
+        chunks = await drain(stream)
+        approval = next(c for c in chunks if c.type == "tool-call-approval")
+        assert (approval.payload.tool_call_id, approval.payload.policy_rule) == (prefix + "0", "lookups-reviewed")
+        result = await (await agent.approve_tool_call(run_id=stream.run_id, actor="alice")).result()
+        [entry] = (await rt.audit_log(run_id=stream.run_id)).entries
+    assert result.text == "found x"
+    assert (entry.decision, entry.policy_version, entry.policy_rule) == (
+        "approved",
+        LOOKUPS_ASK.version,
+        "lookups-reviewed",
+    )
+
+
+async def test_a_rule_that_fails_to_evaluate_asks_and_is_audited(fw, app_env):
+    broken = Policy.from_dict(
+        {"rules": [{"id": "prod-lookups", "tools": ["lookup"], "when": "context.env == 'prod'", "decision": "deny"}]}
+    )
+    app, prefix, _, _ = fw
+    async with app.build(policy=broken) as rt:
+        agent = rt.get_agent("records")
+        stream = await agent.stream("lookup x")  # no request context: ``context.env`` is an evaluation error
+        chunks = await drain(stream)
+        assert stream.status == "suspended", "fail closed: the call waits, it is neither run nor refused"
+        assert [c.payload.tool_call_id for c in chunks if c.type == "tool-call-approval"] == [prefix + "0"]
+        [entry] = (await rt.audit_log(run_id=stream.run_id)).entries
+        assert (entry.decision, entry.tool_call_id, entry.policy_rule) == ("policy-error", prefix + "0", "prod-lookups")
+        assert entry.reason
+    assert exec_log(app_env).rows() == []
