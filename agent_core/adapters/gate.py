@@ -48,6 +48,13 @@ def policy_ruling(
     return verdict(run_policies(state), state, CallState(id="", name=tool_name, args=dict(args)), seen)
 
 
+def _may_stop(body: Mapping[str, Any]) -> bool:
+    """Whether a stored policy could ever say ask or deny (a rule's ``when`` that fails to evaluate asks)."""
+    if body.get("default") != "allow":
+        return True
+    return any(rule.get("decision") != "allow" or rule.get("when") is not None for rule in body.get("rules", []))
+
+
 class WardenGate:
     """Answers a framework hook's "does Warden want this call stopped first?" for one run."""
 
@@ -56,8 +63,9 @@ class WardenGate:
 
     @property
     def asks(self) -> bool:
-        """False when nothing could ever stop a call: no policy, no request flag or function."""
-        return self.state.policy != "none" or bool(self.state.policies)
+        """False when nothing could ever stop a call (no request flag or function, no policy that can
+        say ask or deny): the adapters then install no hook in the framework."""
+        return self.state.policy != "none" or any(_may_stop(body) for body in self.state.policies.values())
 
     async def requires_approval(self, tool_name: str, args: dict[str, Any], tool_call_id: str = "") -> bool:
         if self._policy_stops(tool_name, args):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from agent_core import AlreadyVoted, Policy, SelfApprovalNotAllowed, fingerprint
+from tests.adapters import pai_app
 from tests.adapters.conftest import exec_log, warden
 from tests.helpers import drain, types
 
@@ -211,3 +212,25 @@ async def test_a_rule_that_fails_to_evaluate_asks_and_is_audited(fw, app_env):
         assert (entry.decision, entry.tool_call_id, entry.policy_rule) == ("policy-error", prefix + "0", "prod-lookups")
         assert entry.reason
     assert exec_log(app_env).rows() == []
+
+
+@pytest.mark.parametrize(
+    ("policy", "hooked"),
+    [
+        ({"rules": [{"id": "ok", "decision": "allow"}]}, False),  # can never stop a call: no hook
+        ({"rules": [{"id": "ok", "decision": "allow", "when": "args.query == 'x'"}]}, True),  # may fail: asks
+        ({"default": "ask", "rules": []}, True),
+        ({"rules": [{"id": "no", "tools": ["lookup"], "decision": "deny"}]}, True),
+    ],
+)
+def test_the_framework_gets_warden_s_hook_whenever_a_stored_policy_could_stop_a_call(policy, hooked, app_env):
+    from agent_core.adapters import from_pydantic_ai
+    from agent_core.adapters.gate import WardenGate
+    from agent_core.call_state import RunState
+    from agent_core.engine import Execution
+    from agent_core.policy_gate import with_policy
+
+    agent = from_pydantic_ai(pai_app.pydantic_agent(exec_log(app_env)), id="records")
+    state = RunState(run_id="r", agent_id="records", agent_path=["records"])
+    state.policies = with_policy({}, Policy.from_dict(policy))
+    assert WardenGate(agent, state, Execution()).asks is hooked
