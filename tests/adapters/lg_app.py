@@ -67,7 +67,14 @@ def _reply(message: AIMessage) -> ChatResult:
     return ChatResult(generations=[ChatGeneration(message=message)])
 
 
-def langgraph_agent(log: ExecLog | None, checkpointer: Any, *, hang: str = "", interrupt_mode: str = "batched") -> Any:
+def langgraph_agent(
+    log: ExecLog | None,
+    checkpointer: Any,
+    *,
+    hang: str = "",
+    interrupt_mode: str = "batched",
+    interrupt_on: dict[str, Any] | None = None,
+) -> Any:
     @tool
     def delete_record(record_id: str) -> str:
         """Delete a record by id."""
@@ -84,7 +91,10 @@ def langgraph_agent(log: ExecLog | None, checkpointer: Any, *, hang: str = "", i
             log.record("lookup", {"query": query})
         return f"found {query}"
 
-    review = HumanInTheLoopMiddleware(interrupt_on={"delete_record": True}, interrupt_mode=interrupt_mode)  # type: ignore[arg-type]
+    review = HumanInTheLoopMiddleware(
+        interrupt_on=interrupt_on or {"delete_record": True},
+        interrupt_mode=interrupt_mode,  # type: ignore[arg-type]
+    )
     return create_agent(
         ScriptChatModel(log_path=log.path if log is not None else None),
         tools=[delete_record, lookup],

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from agent_core import AlreadyVoted, Policy, SelfApprovalNotAllowed, fingerprint
-from tests.adapters import pai_app
+from tests.adapters import lg_app, pai_app
 from tests.adapters.conftest import exec_log, warden
 from tests.helpers import drain, types
 
@@ -234,3 +234,24 @@ def test_the_framework_gets_warden_s_hook_whenever_a_stored_policy_could_stop_a_
     state = RunState(run_id="r", agent_id="records", agent_path=["records"])
     state.policies = with_policy({}, Policy.from_dict(policy))
     assert WardenGate(agent, state, Execution()).asks is hooked
+
+
+async def test_langgraph_a_deny_of_a_tool_whose_review_cannot_reject_fails_the_run_and_the_tool_never_runs(app_env):
+    """LangChain refuses a ``reject`` for a tool configured without it: Warden fails the run (closed)."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from agent_core import Runtime
+    from agent_core.adapters import from_langgraph
+    from storage import SqliteStore
+
+    graph = lg_app.langgraph_agent(
+        exec_log(app_env), InMemorySaver(), interrupt_on={"delete_record": {"allowed_decisions": ["approve"]}}
+    )
+    agent = from_langgraph(graph, id="records")
+    async with Runtime(agents={"records": agent}, storage=SqliteStore(app_env["ADAPTER_DB"]), policy=DELETES_DENIED):
+        stream = await agent.stream("delete y")
+        chunks = await drain(stream)
+        assert stream.status == "failed"
+        error = next(c for c in chunks if c.type == "error")
+        assert error.payload.code == "AGENT_RUN_FAILED" and "reject" in error.payload.error
+    assert exec_log(app_env).rows() == [], "the tool never ran"
