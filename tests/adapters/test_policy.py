@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_core import AlreadyVoted, Policy, SelfApprovalNotAllowed, fingerprint
+from agent_core import AlreadyDecided, AlreadyVoted, Policy, SelfApprovalNotAllowed, fingerprint
 from tests.adapters import lg_app, pai_app
 from tests.adapters.conftest import exec_log, warden
 from tests.helpers import drain, types
@@ -86,8 +86,10 @@ async def test_a_deny_rule_refuses_the_call_the_model_is_told_and_the_tool_never
         stream = await rt.get_agent("records").stream(prompt, thread_id="t1")
         chunks = await drain(stream)
         result = await stream.result()
-        audit = (await rt.audit_log(run_id=stream.run_id)).entries
         assert (await rt.list_suspended_runs()).total == 0, "a denied call is never pending"
+        with pytest.raises(AlreadyDecided):  # no operator can run it afterwards either
+            await rt.approve_tool_call(run_id=stream.run_id, tool_call_id=prefix + "0", actor="alice")
+        audit = (await rt.audit_log(run_id=stream.run_id)).entries
     blocked = f"Blocked by policy rule {rule}: {why}"
     assert result.status == "finished"
     assert "tool-call-approval" not in types(chunks)
