@@ -2,7 +2,8 @@
 
 It has ``Agent``'s public methods (stream, decisions, listing) and drives its own run
 (``Runs.advance`` calls ``drive``): the framework runs until it stops on tool calls; Warden gates
-them (fingerprint, grants, deadlines), stores the framework's state in the snapshot and, once every
+them (the run's policy: a deny is refused at once, an ask records its rule and quorum; fingerprint,
+grants, deadlines), stores the framework's state in the snapshot and, once every
 call of the step is decided, resumes the framework with its verdicts. "Snapshot first", leases,
 the durable started mark, the audit log and listing are Warden's, unchanged.
 """
