@@ -8,7 +8,8 @@ a function that is gone (another process) or raises means "approval required".
 
 The framework's hook only learns "stop this call"; what a stopped call becomes (blocked by a deny,
 waiting with its rule and quorum, approved by a grant) is ``FrameworkAgent._gate``'s to say, from
-``policy_ruling`` again: the same inputs, so the same answer.
+``policy_ruling`` again: the same inputs, so the same answer. The calls the hook lets run are
+kept (``allowed``) for the shadow policy's audit, which the framework's run cannot write itself.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from agent_core.engine import Execution
 from agent_core.policy import PolicyDecision
 from agent_core.policy_gate import run_policies, validated_args, verdict
 
-__all__ = ["WardenGate", "policy_ruling"]
+__all__ = ["WardenGate", "policy_args", "policy_ruling"]
 
 
 def policy_ruling(
@@ -38,14 +39,19 @@ def policy_ruling(
     framework reports those to the model itself), are evaluated as the model sent them."""
     if not state.policies:
         return None
+    seen = policy_args(agent, tool_name, args)
+    return verdict(run_policies(state), state, CallState(id="", name=tool_name, args=dict(args)), seen)
+
+
+def policy_args(agent: AgentDefinition, tool_name: str, args: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The arguments a rule sees: validated and dumped by the tool's schema, else as the model sent them."""
     tool = agent.tools.get(tool_name)
-    seen: Mapping[str, Any] = args
     if tool is not None:
         try:
-            seen = validated_args(tool.input_schema, args)
+            return validated_args(tool.input_schema, args)
         except ValidationError:
             pass
-    return verdict(run_policies(state), state, CallState(id="", name=tool_name, args=dict(args)), seen)
+    return args
 
 
 def _may_stop(body: Mapping[str, Any]) -> bool:
@@ -60,40 +66,55 @@ class WardenGate:
 
     def __init__(self, agent: AgentDefinition, state: RunState, rt: Execution) -> None:
         self.agent, self.state, self.rt = agent, state, rt
+        #: calls the hook let run, by tool-call id (for the shadow policy's audit; only with one).
+        self.allowed: dict[str, CallState] = {}
 
     @property
     def asks(self) -> bool:
         """False when nothing could ever stop a call (no request flag or function, no policy that can
-        say ask or deny): the adapters then install no hook in the framework."""
-        return self.state.policy != "none" or any(_may_stop(body) for body in self.state.policies.values())
+        say ask or deny) and no shadow policy watches: the adapters then install no hook in the framework."""
+        return (
+            self.state.policy != "none"
+            or self.rt.shadow_policy is not None
+            or any(_may_stop(body) for body in self.state.policies.values())
+        )
 
     async def requires_approval(self, tool_name: str, args: dict[str, Any], tool_call_id: str = "") -> bool:
-        if self._policy_stops(tool_name, args):
-            return True
+        ruling = policy_ruling(self.agent, self.state, tool_name, args)
+        if ruling is not None and ruling.decision != "allow":
+            return True  # a policy ask (or a rule that failed to evaluate) waits; a deny is refused
         answer = self._ask(tool_name, args, tool_call_id)
-        if isinstance(answer, bool):
-            return answer
-        try:
-            return bool(await answer)
-        except Exception:
-            return True  # a policy that fails asks for approval
+        if not isinstance(answer, bool):
+            try:
+                answer = bool(await answer)
+            except Exception:
+                answer = True  # a policy that fails asks for approval
+        if not answer:
+            self._let_run(tool_name, args, tool_call_id, ruling)
+        return answer
 
     def requires_approval_now(self, tool_name: str, args: dict[str, Any], tool_call_id: str = "") -> bool:
         """For hooks that cannot await (LangChain's ``when``): an async policy function means "ask"."""
-        if self._policy_stops(tool_name, args):
+        ruling = policy_ruling(self.agent, self.state, tool_name, args)
+        if ruling is not None and ruling.decision != "allow":
             return True
         answer = self._ask(tool_name, args, tool_call_id)
-        if isinstance(answer, bool):
-            return answer
-        close = getattr(answer, "close", None)
-        if close is not None:
-            close()  # never awaited: fail closed
-        return True
+        if not isinstance(answer, bool):
+            close = getattr(answer, "close", None)
+            if close is not None:
+                close()  # never awaited: fail closed
+            return True
+        if not answer:
+            self._let_run(tool_name, args, tool_call_id, ruling)
+        return answer
 
-    def _policy_stops(self, tool_name: str, args: dict[str, Any]) -> bool:
-        """A policy ``ask`` (or a rule that failed to evaluate) waits; a ``deny`` is refused: both stop."""
-        ruling = policy_ruling(self.agent, self.state, tool_name, args)
-        return ruling is not None and ruling.decision != "allow"
+    def _let_run(self, tool_name: str, args: dict[str, Any], tool_call_id: str, ruling: PolicyDecision | None) -> None:
+        if self.rt.shadow_policy is None or not tool_call_id:
+            return
+        call = CallState(id=tool_call_id, name=tool_name, args=dict(args))
+        if ruling is not None:
+            call.policy_version, call.policy_rule = ruling.version, ruling.rule_id
+        self.allowed[tool_call_id] = call
 
     def _ask(self, tool_name: str, args: dict[str, Any], tool_call_id: str) -> bool | Awaitable[Any]:
         policy = self.state.policy

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from agent_core.adapters.gate import WardenGate, policy_ruling
+from agent_core.adapters.gate import WardenGate, policy_args, policy_ruling
 from agent_core.adapters.protocol import Framework, Outcome, Pending, Verdict
 from agent_core.agent import Agent
 from agent_core.call_state import CallState, RunState
@@ -28,7 +28,7 @@ from agent_core.fingerprint import fingerprint
 from agent_core.limits import args_problem
 from agent_core.memory import Memory
 from agent_core.models import LanguageModel, Message, ModelEvent, ModelRequestInfo
-from agent_core.policy_gate import blocked_message
+from agent_core.policy_gate import blocked_message, shadow_detail, verdict
 from agent_core.telemetry import gated, settled_at_gate
 
 
@@ -93,6 +93,11 @@ class FrameworkAgent(Agent):
             outcome = await self.framework.start(state.messages, gate, run_id=run_id, thread_id=state.thread_id)
         while True:
             state.framework_state = outcome.state
+            stopped = {p.id for p in outcome.pending}  # the framework's own flag may stop what the hook let through
+            for allowed in gate.allowed.values():  # the calls the framework ran without stopping
+                if allowed.id not in stopped:
+                    await self._shadow(state, rt, allowed)
+            gate.allowed.clear()
             for chunk in _absorb(state, outcome, announced):
                 yield chunk
             if not outcome.pending:
@@ -134,6 +139,7 @@ class FrameworkAgent(Agent):
                 call.block(blocked_message(ruling))
                 await _audit(rt, state, call, "blocked", call.reason, {})
                 settled_at_gate(rt.trace, state, call, "blocked")
+                await self._shadow(state, rt, call)
                 return call
         tool = self.tools.get(call.name)
         grant_id = None
@@ -143,6 +149,7 @@ class FrameworkAgent(Agent):
         if grant_id is not None:
             call.admit(grant_id=grant_id)
             settled_at_gate(rt.trace, state, call, "granted")
+            await self._shadow(state, rt, call)
             return call
         own = tool.approval_timeout if tool is not None else None
         timeout = own if own is not None else state.approval_timeout
@@ -151,7 +158,21 @@ class FrameworkAgent(Agent):
             fingerprint(call.name, call.args), rt.next_seq(), now, expires_at=None if timeout is None else now + timeout
         )
         gated()
+        await self._shadow(state, rt, call)
         return call
+
+    async def _shadow(self, state: RunState, rt: Execution, call: CallState) -> None:
+        """Audit ``policy-shadow`` where the candidate policy would have decided ``call`` otherwise (as the
+        engine does): ``call`` is blocked, waiting, approved by a grant, or one the framework ran."""
+        if rt.shadow_policy is None:
+            return
+        enforced = "deny" if call.blocked else "ask" if call.waiting or call.grant_id is not None else "allow"
+        candidate = verdict([rt.shadow_policy], state, call, policy_args(self, call.name, call.args))
+        assert candidate is not None
+        if candidate.decision != enforced or (
+            call.policy_version is not None and candidate.rule_id != call.policy_rule
+        ):
+            await _audit(rt, state, call, "policy-shadow", candidate.error, shadow_detail(enforced, call, candidate))
 
 
 async def _audit(

@@ -257,3 +257,65 @@ async def test_langgraph_a_deny_of_a_tool_whose_review_cannot_reject_fails_the_r
         error = next(c for c in chunks if c.type == "error")
         assert error.payload.code == "AGENT_RUN_FAILED" and "reject" in error.payload.error
     assert exec_log(app_env).rows() == [], "the tool never ran"
+
+
+async def test_a_shadow_policy_is_audited_where_it_differs_and_changes_nothing(fw, app_env):
+    shadow = Policy.from_dict(
+        {
+            "rules": [
+                {"id": "shadow-no-lookups", "tools": ["lookup"], "decision": "deny"},
+                {"id": "shadow-deletes-ok", "tools": ["delete_record"], "decision": "allow"},
+            ]
+        }
+    )
+    app, prefix, _, _ = fw
+    async with app.build(policy=FOUR_EYES) as rt:
+        rt.shadow_policy = shadow
+        agent = rt.get_agent("records")
+        stream = await agent.stream("lookup x then delete y", actor="dana")
+        await drain(stream)
+        [call] = (await rt.list_suspended_runs()).runs[0].tool_calls
+        assert (call.tool_name, call.approvers_required) == ("delete_record", 2), "the enforced policy rules"
+        await agent.approve_tool_call(run_id=stream.run_id, actor="alice")
+        result = await (await agent.approve_tool_call(run_id=stream.run_id, actor="bob")).result()
+        audit = await rt.store.audit_log(stream.run_id)
+    assert result.text == "found x; deleted y"
+    assert [t for t, _ in exec_log(app_env).rows()] == ["lookup", "delete_record", "model"]
+    shadows = [(a.tool_call_id, a.detail) for a in audit if a.decision == "policy-shadow"]
+    assert shadows == [
+        (  # ran inside the framework: audited once that stretch of its run ended
+            prefix + "0",
+            {
+                "decision": "allow",
+                "policy_version": FOUR_EYES.version,
+                "policy_rule": None,
+                "shadow_version": shadow.version,
+                "shadow_decision": "deny",
+                "shadow_rule": "shadow-no-lookups",
+            },
+        ),
+        (
+            prefix + "1",
+            {
+                "decision": "ask",
+                "policy_version": FOUR_EYES.version,
+                "policy_rule": "four-eyes",
+                "shadow_version": shadow.version,
+                "shadow_decision": "allow",
+                "shadow_rule": "shadow-deletes-ok",
+            },
+        ),
+    ]
+
+
+async def test_a_shadow_policy_alone_sees_the_calls_the_framework_runs_without_asking(fw, app_env):
+    shadow = Policy.from_dict({"rules": [{"id": "shadow-no-lookups", "tools": ["lookup"], "decision": "deny"}]})
+    app, prefix, _, _ = fw
+    async with app.build() as rt:
+        rt.shadow_policy = shadow
+        result = await rt.get_agent("records").generate("lookup x")
+        audit = await rt.store.audit_log(result.run_id)
+    assert result.status == "finished" and result.text == "found x", "a shadow policy never enforces"
+    assert [(a.decision, a.tool_call_id, a.detail["decision"], a.detail["shadow_rule"]) for a in audit] == [
+        ("policy-shadow", prefix + "0", "allow", "shadow-no-lookups")
+    ]
