@@ -93,11 +93,8 @@ class FrameworkAgent(Agent):
             outcome = await self.framework.start(state.messages, gate, run_id=run_id, thread_id=state.thread_id)
         while True:
             state.framework_state = outcome.state
-            stopped = {p.id for p in outcome.pending}  # the framework's own flag may stop what the hook let through
-            for allowed in gate.allowed.values():  # the calls the framework ran without stopping
-                if allowed.id not in stopped:
-                    await self._shadow(state, rt, allowed)
-            gate.allowed.clear()
+            if gate.allowed:
+                await self._shadow_allowed(state, rt, gate, outcome)
             for chunk in _absorb(state, outcome, announced):
                 yield chunk
             if not outcome.pending:
@@ -160,6 +157,18 @@ class FrameworkAgent(Agent):
         gated()
         await self._shadow(state, rt, call)
         return call
+
+    async def _shadow_allowed(self, state: RunState, rt: Execution, gate: WardenGate, outcome: Outcome) -> None:
+        """The shadow audit of the calls Warden's hook let run in this stretch of the framework's run.
+
+        Only calls this stretch reported (a resumed LangGraph node asks its ``when`` again about calls of
+        an earlier stretch) and did not stop on (the framework's own flag may stop what the hook let by)."""
+        fresh = {seen.id for seen in outcome.events if seen.kind == "tool-call"}
+        stopped = {p.id for p in outcome.pending}
+        for call in gate.allowed.values():
+            if call.id in fresh and call.id not in stopped:
+                await self._shadow(state, rt, call)
+        gate.allowed.clear()
 
     async def _shadow(self, state: RunState, rt: Execution, call: CallState) -> None:
         """Audit ``policy-shadow`` where the candidate policy would have decided ``call`` otherwise (as the

@@ -319,3 +319,22 @@ async def test_a_shadow_policy_alone_sees_the_calls_the_framework_runs_without_a
     assert [(a.decision, a.tool_call_id, a.detail["decision"], a.detail["shadow_rule"]) for a in audit] == [
         ("policy-shadow", prefix + "0", "allow", "shadow-no-lookups")
     ]
+
+
+async def test_a_shadow_entry_per_call_when_an_allowed_call_shares_a_stop_with_a_gated_one(fw, app_env):
+    shadow = Policy.from_dict({"rules": [{"id": "shadow-no-lookups", "tools": ["lookup"], "decision": "deny"}]})
+    app, prefix, _, _ = fw
+    async with app.build() as rt:
+        rt.shadow_policy = shadow
+        agent = rt.get_agent("records")
+        stream = await agent.stream("lookup x delete y")
+        await stream.wait()
+        result = await (await agent.approve_tool_call(run_id=stream.run_id)).result()
+        audit = await rt.store.audit_log(stream.run_id)
+    assert sorted(result.text.split("; ")) == ["deleted y", "found x"]
+    shadow_entries = [a for a in audit if a.decision == "policy-shadow"]
+    shadows = [(a.tool_call_id, a.detail["decision"], a.detail["shadow_decision"]) for a in shadow_entries]
+    assert sorted(shadows) == [
+        (prefix + "0", "allow", "deny"),  # once, though a resumed LangGraph node asks about it again
+        (prefix + "1", "ask", "allow"),  # the framework gates it; the shadow policy would not
+    ]
