@@ -111,6 +111,25 @@ async def test_the_request_policy_gates_a_tool_the_framework_did_not_mark(fw, ap
     assert [t for t, _ in exec_log(app_env).rows()] == ["lookup", "model"]
 
 
+async def test_a_request_function_s_stop_is_decided_in_another_process_where_the_function_is_gone(fw, app_env):
+    """In the deciding process the function counts as "approval required" for later calls only: the
+    stopped turn resumes as it stopped (LangGraph's node asks its ``when`` again about that turn)."""
+    app, prefix, _, _ = fw
+    async with app.build() as rt:
+        stream = await rt.get_agent("records").stream(
+            "lookup x lookup z", require_tool_approval=lambda call: call.args.get("query") == "x"
+        )
+        chunks = await drain(stream)
+        assert [c.payload.tool_call_id for c in chunks if c.type == "tool-call-approval"] == [prefix + "0"]
+    out = warden(app_env, f"{app.__name__}:build", "runs", "approve", stream.run_id, "--actor", "alice")
+    assert out.returncode == 0 and "failed" not in out.stdout, out.stdout + out.stderr
+    rows = exec_log(app_env).rows()
+    assert sorted(args["query"] for tool, args in rows if tool == "lookup") == ["x", "z"], "each ran once"
+    assert rows[-1][0] == "model" and sorted(rows[-1][1]["seen"]) == ["found x", "found z"]
+    async with app.build() as rt:
+        assert await rt.store.get_run(stream.run_id) is None, "the run finished"
+
+
 async def test_without_a_policy_an_unmarked_tool_is_not_gated_and_a_marked_one_waits(fw, app_env):
     app, _, _, kind = fw
     async with app.build() as rt:
