@@ -91,10 +91,14 @@ class LangGraphFramework:
             answers[interrupt["id"]] = decisions[0] if interrupt["mode"] == "per_call" else {"decisions": decisions}
         # One batched interrupt (the usual case) is answered as LangChain documents it.
         resume = next(iter(answers.values())) if len(answers) == 1 and interrupts[0]["mode"] == "batched" else answers
-        # Resume on a fork of the interrupt's checkpoint: that checkpoint may hold an earlier attempt's
-        # answer (a process that died applying a decision), which LangGraph would replay instead of this one.
         at = {"configurable": {"thread_id": thread, "checkpoint_ns": "", "checkpoint_id": checkpoint}}
-        fork = await self._call(self.graph.aupdate_state, self.graph.update_state, at, None)
+        fork = at
+        if any(interrupt["mode"] == "batched" for interrupt in interrupts):
+            # A batched review resumes on a fork of the interrupt's checkpoint: that checkpoint may hold an
+            # earlier attempt's answer (a process that died applying a decision), which LangGraph would replay
+            # instead of this one. Per-call interrupts are answered by interrupt id, on the checkpoint itself:
+            # LangGraph takes the new answer there, and a fork would run the turn's tool calls again.
+            fork = await self._call(self.graph.aupdate_state, self.graph.update_state, at, None)
         # The resumed node asks its ``when`` again about the calls of the stopped turn: it must answer as
         # at the stop (LangChain matches the decisions to the calls it holds), whatever the gate says now
         # (a request function is gone in another process and would ask about every call).

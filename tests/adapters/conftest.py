@@ -39,14 +39,20 @@ FRAMEWORKS: dict[str, tuple[ModuleType, str, bool]] = {
 }
 
 
-@pytest.fixture(params=[*sorted(FRAMEWORKS), "langgraph-async"])
+@pytest.fixture(params=[*sorted(FRAMEWORKS), "langgraph-async", "langgraph-per-call"])
 def fw(request, app_env, monkeypatch) -> tuple[ModuleType, str, bool, str]:
-    """Each framework; LangGraph twice: a sync-only checkpointer (SqliteSaver), then an async one."""
+    """Each framework; LangGraph three times: a sync-only checkpointer (SqliteSaver), an async one, and
+    ``interrupt_mode="per_call"`` (one interrupt per reviewed call instead of one per model turn)."""
     kind = request.param
-    if kind == "langgraph-async":
+    extra = {
+        "langgraph-async": ("ADAPTER_CHECKPOINTER", "async"),
+        "langgraph-per-call": ("ADAPTER_LG_MODE", "per_call"),
+    }
+    if kind in extra:
         kind = "langgraph"
-        app_env["ADAPTER_CHECKPOINTER"] = "async"
-        monkeypatch.setenv("ADAPTER_CHECKPOINTER", "async")
+        key, value = extra[request.param]
+        app_env[key] = value
+        monkeypatch.setenv(key, value)
     module, prefix, editable = FRAMEWORKS[kind]
     return module, prefix, editable, kind
 

@@ -2,6 +2,7 @@
 model that emits tool calls (no network), on a durable SQLite checkpointer shared by every process.
 
 Environment as ``tests.adapters.hosting`` says, plus
+ADAPTER_LG_MODE=per_call (``HumanInTheLoopMiddleware(interrupt_mode="per_call")``; default batched),
 ADAPTER_CHECKPOINTER=sync (``SqliteSaver``, the default) or async (``AsyncSqliteSaver`` when built inside a
 running event loop; ``--app`` loads outside one, so a CLI process uses ``SqliteSaver`` on the same file).
 ``--app tests.adapters.lg_app:build``; ``python -m tests.adapters.lg_app approve RUN`` approves the latest call.
@@ -133,7 +134,9 @@ def checkpointer_for(path: str, kind: str) -> Any:
 
 def build(policy: Policy | None = None, **options: Any) -> Runtime:
     checkpointer = checkpointer_for(os.environ["ADAPTER_DB"] + ".graph", os.environ.get("ADAPTER_CHECKPOINTER", "sync"))
-    graph = langgraph_agent(exec_log(), checkpointer, hang=hang())
+    graph = langgraph_agent(
+        exec_log(), checkpointer, hang=hang(), interrupt_mode=os.environ.get("ADAPTER_LG_MODE", "batched")
+    )
     runtime = hosting(from_langgraph(graph, id="records", **options), _Runtime, policy=policy)
     if not isinstance(checkpointer.conn, sqlite3.Connection):
         assert isinstance(runtime, _Runtime)

@@ -338,3 +338,38 @@ async def test_a_shadow_entry_per_call_when_an_allowed_call_shares_a_stop_with_a
         (prefix + "0", "allow", "deny"),  # once, though a resumed LangGraph node asks about it again
         (prefix + "1", "ask", "allow"),  # the framework gates it; the shadow policy would not
     ]
+
+
+async def test_langgraph_per_call_interrupts_under_a_policy(app_env):
+    """``interrupt_mode="per_call"``: one interrupt per reviewed call, each answered by its interrupt id."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from agent_core import Runtime
+    from agent_core.adapters import from_langgraph
+    from storage import SqliteStore
+
+    policy = Policy.from_dict(
+        {
+            "rules": [
+                {"id": "no-deletes", "tools": ["delete_record"], "decision": "deny", "reason": "records are kept"},
+                {"id": "lookups-reviewed", "tools": ["lookup"], "decision": "ask", "approvers": 2},
+            ]
+        }
+    )
+    graph = lg_app.langgraph_agent(exec_log(app_env), InMemorySaver(), interrupt_mode="per_call")
+    agent = from_langgraph(graph, id="records")
+    async with Runtime(agents={"records": agent}, storage=SqliteStore(app_env["ADAPTER_DB"]), policy=policy):
+        stream = await agent.stream("lookup x delete y then lookup z")
+        chunks = await drain(stream)
+        assert [c.payload.tool_call_id for c in chunks if c.type == "tool-output-denied"] == ["lg-1"]
+        assert [c.payload.tool_call_id for c in chunks if c.type == "tool-call-approval"] == ["lg-0"]
+        await agent.approve_tool_call(run_id=stream.run_id, actor="alice")
+        assert exec_log(app_env).rows() == [], "one vote of two"
+        second = await drain(await agent.approve_tool_call(run_id=stream.run_id, actor="bob"))
+        assert [c.payload.tool_call_id for c in second if c.type == "tool-call-approval"] == ["lg-2"]
+        await agent.approve_tool_call(run_id=stream.run_id, actor="alice")
+        result = await (await agent.approve_tool_call(run_id=stream.run_id, actor="bob")).result()
+    assert result.status == "finished"
+    rows = exec_log(app_env).rows()
+    assert [t for t, _ in rows] == ["lookup", "lookup", "model"]
+    assert any("Blocked by policy rule no-deletes: records are kept" in s for s in rows[-1][1]["seen"])
