@@ -272,6 +272,15 @@ class InMemoryStore(StoreFront):
             if (row := self._listed(r, now)) is not None and f.run_matches(row.run, row.calls)
         ]
 
+    async def thread_call_ids(self, thread_id: str) -> set[str]:
+        self._check()
+        return {
+            cid
+            for run_id, run in self._runs.items()
+            if run.thread_id == thread_id and run.status != "failed"
+            for cid in self._calls.get(run_id, {})
+        }
+
     async def _count_by_kind(self, f: SuspendedFilter) -> dict[str, int]:
         self._check()
         return count_kinds(
