@@ -29,8 +29,8 @@ from storage import (
     subscribe,
 )
 from storage.audit import verify as verify_chain
-from storage.sql_common import SCHEMA_VERSION
 from storage.records import AuditRow, Decision, PendingCallRow, RunRow
+from storage.sql_common import SCHEMA_VERSION
 from tests.pg import fresh_database
 
 ROOT = Path(__file__).resolve().parent.parent
