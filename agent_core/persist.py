@@ -199,7 +199,8 @@ class Runs:
         except WardenError as exc:
             return [make_chunk("error", run_id, error=exc.message, code=exc.code)]
         # calls that started waiting in this advance (siblings still pending from before were announced then)
-        notify(self.pending_listeners, [PendingNotice.from_rows(record, r) for r in rows if r.created_at >= began])
+        if self.pending_listeners:  # notices are built only for someone to tell
+            notify(self.pending_listeners, [PendingNotice.from_rows(record, r) for r in rows if r.created_at >= began])
         announced: list[Chunk] = []
         for leaf, row in zip(leaves, rows, strict=True):
             if leaf.kind == "approval":
