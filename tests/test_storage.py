@@ -271,6 +271,35 @@ async def test_a_held_write_lock_is_waited_for_off_the_event_loop(tmp_path):
     other.close()
 
 
+async def test_the_wal_starts_over_under_a_steady_stream_of_inline_writes(tmp_path, monkeypatch):
+    """Passive checkpoints beside continuous inline commits never let SQLite rewind the WAL (it grew
+    by every commit's pages); past ``WAL_RESTART_FRAMES`` a checkpoint holds the writes back once."""
+    import asyncio
+    import os
+
+    import storage.sqlite
+
+    monkeypatch.setattr(storage.sqlite, "WAL_RESTART_FRAMES", 512)
+    path = tmp_path / "w.db"
+    store = SqliteStore(path)
+    sizes = []
+    try:
+        for i in range(6000):
+            run = run_row(i)
+            run.snapshot = "x" * 1500
+            await store.save_suspended(run, [call_row(i)])
+            await store.finish_run(run.run_id, None)
+            await asyncio.sleep(0)  # an event loop that turns, as a server's does
+            if i % 1000 == 999:
+                sizes.append(os.path.getsize(str(path) + "-wal"))
+        assert await store.get_run("run-005999") is None
+    finally:
+        await store.aclose()
+    # 12,000 commits of several pages each: over 100 MB of WAL if it never started over
+    assert max(sizes) < 32 * 2**20, sizes
+    assert sizes[-1] <= sizes[2], sizes  # bounded, not growing
+
+
 async def test_full_synchronous_never_runs_inline(tmp_path):
     store = SqliteStore(tmp_path / "w.db", synchronous="FULL")
     await store.setup()
