@@ -293,8 +293,17 @@ _V6 = """
 # A new call's id is checked against the ids stored in its thread (``Store.thread_call_ids``) by
 # index, not by paging the thread's listing. Only runs in a thread are indexed, and on
 # ``thread_id`` alone: a status change (suspended <-> running) leaves the index untouched.
+# The listing's thread and resource indexes leave out the runs without one (most runs), so a
+# run saved, claimed and finished writes two index pages fewer at each change of its status
+# (SQLite: 30 -> 26 WAL frames per approval cycle; a listing by thread or resource still seeks them).
 _V7 = """
     CREATE INDEX runs_in_thread ON runs (thread_id) WHERE thread_id IS NOT NULL;
+    DROP INDEX runs_by_thread;
+    CREATE INDEX runs_by_thread ON runs (thread_id, agent_id, suspended_at DESC, run_id DESC)
+        WHERE status = 'suspended' AND thread_id IS NOT NULL;
+    DROP INDEX runs_by_resource;
+    CREATE INDEX runs_by_resource ON runs (resource_id, agent_id, suspended_at DESC, run_id DESC)
+        WHERE status = 'suspended' AND resource_id IS NOT NULL;
 """
 
 
