@@ -167,9 +167,14 @@ def from_db(values: Any) -> AuditRow:
     return row
 
 
+_NAMES = [f.name for f in fields(AuditRow)]
+_DETAIL = _NAMES.index("detail")
+
+
 def to_db(row: AuditRow) -> tuple[Any, ...]:
-    values = [getattr(row, f.name) for f in fields(AuditRow)]
-    i = [f.name for f in fields(AuditRow)].index("detail")
-    if values[i] is not None:
-        values[i] = json.dumps(values[i], ensure_ascii=False, separators=(",", ":"))
+    """The row's column values in ``COLUMNS`` order (``detail`` as JSON text): one per decision."""
+    data = row.__dict__
+    values = [data[name] for name in _NAMES]
+    if values[_DETAIL] is not None:
+        values[_DETAIL] = json.dumps(values[_DETAIL], ensure_ascii=False, separators=(",", ":"))
     return tuple(values)
