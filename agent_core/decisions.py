@@ -345,7 +345,7 @@ class Decisions:
     ) -> AsyncIterator[Chunk]:
         """Advance a run while holding (and renewing) its lease."""
         run_id = state.run_id
-        heartbeat = asyncio.get_running_loop().create_task(self._keep_lease(run_id, owner))
+        heartbeat = _Heartbeat(self, run_id, owner)
         try:
             async for chunk in self.runs.advance(agent, state, owner=owner, applied=applied):
                 yield chunk
@@ -372,16 +372,6 @@ class Decisions:
             return False
         await AgentStream(run_id, self._leased(agent, state, owner, [])).wait()
         return True
-
-    async def _keep_lease(self, run_id: str, owner: str) -> None:
-        """Renew the lease while a decision is applied, so a long tool never loses its run."""
-        while True:
-            await asyncio.sleep(self.lease_seconds / 3)
-            try:
-                if not await self.store.renew_lease(run_id, owner, self.lease_seconds):
-                    return
-            except WardenError:
-                return
 
     async def _wait_for_lease(self, run_id: str, owner: str, call_id: str) -> RunState | Chunk:
         delay = 0.002
@@ -517,6 +507,46 @@ class Decisions:
         else:
             verdict = Approve(actor=actor)
         return await self.decide(agent, verdict, run_id=run_id, tool_call_id=tool_call_id)
+
+
+class _Heartbeat:
+    """Renews a lease every third of ``lease_seconds`` while a decision is applied, so a long tool never
+    loses its run. A timer, not a task: most applications end long before the first renewal, and a
+    task per decision (started, then cancelled) cost two turns of the event loop on every cycle."""
+
+    __slots__ = ("decisions", "owner", "renewal", "run_id", "timer")
+
+    def __init__(self, decisions: Decisions, run_id: str, owner: str) -> None:
+        self.decisions, self.run_id, self.owner = decisions, run_id, owner
+        self.renewal: asyncio.Task[None] | None = None
+        self.timer: asyncio.TimerHandle | None = None
+        self._schedule()
+
+    def _schedule(self) -> None:
+        loop = asyncio.get_running_loop()
+        self.timer = loop.call_later(self.decisions.lease_seconds / 3, self._fire)
+
+    def _fire(self) -> None:
+        self.timer = None
+        self.renewal = asyncio.get_running_loop().create_task(self._renew())
+
+    async def _renew(self) -> None:
+        d = self.decisions
+        try:
+            if not await d.store.renew_lease(self.run_id, self.owner, d.lease_seconds):
+                return  # lost: the run's next write says so
+        except WardenError:
+            return
+        self.renewal = None
+        self._schedule()
+
+    def cancel(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        if self.renewal is not None:
+            self.renewal.cancel()
+            self.renewal = None
 
 
 class _Check:

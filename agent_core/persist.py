@@ -32,9 +32,6 @@ from agent_core.telemetry import start_run
 from storage.base import Store
 from storage.records import AuditRow, GrantRow, PendingCallRow, RunRow
 
-#: page size when reading a thread's pending calls (``Runs.thread_call_ids``).
-_THREAD_PAGE = 200
-
 
 class Runs:
     """Advances runs against one store; holds the in-process policy functions of live runs."""
@@ -49,19 +46,6 @@ class Runs:
         self.pending_listeners: list[PendingCallback] = []
         #: ``Runtime(shadow_policy=...)``: evaluated beside the enforced policies, audited where it differs.
         self.shadow_policy: Policy | None = None
-
-    async def thread_call_ids(self, thread_id: str) -> set[str]:
-        """The tool-call ids pending in any run of ``thread_id``: a new call never reuses one, so
-        ``send_tool_approval(thread_id=..., tool_call_id=...)`` names one call only."""
-        ids: set[str] = set()
-        page = 0
-        while True:
-            rows, total = await self.store.list_suspended(thread_id=thread_id, page=page, per_page=_THREAD_PAGE)
-            for row in rows:
-                ids.update(call.tool_call_id for call in row.calls)
-            page += 1
-            if not rows or page * _THREAD_PAGE >= total:
-                return ids
 
     async def advance(
         self,
@@ -81,7 +65,8 @@ class Runs:
         began = time.time()
         ids = used_ids(state)
         if state.thread_id:
-            ids |= await self.thread_call_ids(state.thread_id)
+            # ids a new call may not take (a thread's pending calls have distinct ids): one indexed query
+            ids |= await self.store.thread_call_ids(state.thread_id)
         rt = Execution(
             request_policy=self.policies.get(run_id),
             ids=ids,
@@ -214,7 +199,8 @@ class Runs:
         except WardenError as exc:
             return [make_chunk("error", run_id, error=exc.message, code=exc.code)]
         # calls that started waiting in this advance (siblings still pending from before were announced then)
-        notify(self.pending_listeners, [PendingNotice.from_rows(record, r) for r in rows if r.created_at >= began])
+        if self.pending_listeners:  # notices are built only for someone to tell
+            notify(self.pending_listeners, [PendingNotice.from_rows(record, r) for r in rows if r.created_at >= began])
         announced: list[Chunk] = []
         for leaf, row in zip(leaves, rows, strict=True):
             if leaf.kind == "approval":

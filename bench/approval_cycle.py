@@ -6,7 +6,11 @@ Prints p50/p99 in ms for SQLite (synchronous=NORMAL, the default), SQLite
 server ``$WARDEN_TEST_PG`` names, default the local one; created and dropped;
 "skipped" with the reason when no server answers). The "with a policy" row enforces a
 three-rule policy (CEL conditions) whose ask rule gates the call.
-Usage: python bench/approval_cycle.py [cycles] [--postgres]   (--postgres: the PostgreSQL rows only)
+The peer: pydantic-ai's own deferred-tool cycle kept durable in SQLite (``bench/peer_cycle.py``),
+timed in the same run, in blocks alternating with those of the SQLite NORMAL row (100 of
+Warden's cycles, then 20 of the peer's), so both see the same machine; the ratio is peer p50 /
+Warden p50. ``--no-peer`` skips it (the SQLite NORMAL row is then timed alone).
+Usage: python bench/approval_cycle.py [cycles] [--postgres] [--no-peer]   (--postgres: the PostgreSQL rows only)
 
 PostgreSQL: a whole cycle is six statements, one round trip each (grants, save,
 claim, started mark, checkpoint, finish). The claim is one call of ``warden_claim``
@@ -131,6 +135,31 @@ async def measure(
     return percentiles(samples)
 
 
+async def measure_with_peer(store, cycles: int, peer_db: Path) -> tuple[tuple[float, float], tuple[float, float]]:
+    """The SQLite NORMAL row and the peer in alternating blocks (100 Warden cycles, then 20 of the
+    peer's), so both see the same machine; the first cycles after each switch are kept, not dropped."""
+    from peer_cycle import build_peer
+
+    agent, peer = build_agent(), build_peer(peer_db)
+    async with Runtime(agents={"bench": agent}, storage=store):
+        for _ in range(min(200, cycles)):  # warm-up
+            await cycle(agent)
+        for _ in range(min(100, cycles)):
+            await peer()
+        ours: list[float] = []
+        theirs: list[float] = []
+        while len(ours) < cycles:
+            for _ in range(min(100, cycles - len(ours))):
+                t0 = time.perf_counter()
+                await cycle(agent)
+                ours.append(time.perf_counter() - t0)
+            for _ in range(20):
+                t0 = time.perf_counter()
+                await peer()
+                theirs.append(time.perf_counter() - t0)
+    return percentiles(ours), percentiles(theirs)
+
+
 async def _backends(store) -> list[int]:
     """The PostgreSQL server processes serving this store's pool (the database runs on this machine)."""
     pool = await store._connection_pool()
@@ -153,14 +182,22 @@ def _cpu(pids: list[int]) -> float:
     return total
 
 
-async def main(cycles: int) -> None:
+async def main(cycles: int, peer: bool = True) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         rows = [
-            ("SqliteStore synchronous=NORMAL (default)", SqliteStore(Path(tmp) / "normal.db")),
             ("SqliteStore synchronous=FULL", SqliteStore(Path(tmp) / "full.db", synchronous="FULL")),
             ("InMemoryStore", InMemoryStore()),
         ]
         print(f"approval cycle, {cycles} warm cycles each (stream -> approval -> approve -> tool -> finish)")
+        label, store = "SqliteStore synchronous=NORMAL (default)", SqliteStore(Path(tmp) / "normal.db")
+        if peer:
+            (p50, p99), (q50, q99) = await measure_with_peer(store, cycles, Path(tmp) / "peer.db")
+            print(f"  {label:<48} p50 {p50:7.3f} ms   p99 {p99:7.3f} ms")
+            text = "peer: pydantic-ai, durable SQLite (in turns)"
+            print(f"  {text:<48} p50 {q50:7.3f} ms   p99 {q99:7.3f} ms   ratio (p50) {q50 / p50:5.1f}x")
+        else:
+            p50, p99 = await measure(store, cycles)
+            print(f"  {label:<48} p50 {p50:7.3f} ms   p99 {p99:7.3f} ms")
         for label, store in rows:
             p50, p99 = await measure(store, cycles)
             print(f"  {label:<48} p50 {p50:7.3f} ms   p99 {p99:7.3f} ms")
@@ -212,4 +249,4 @@ if __name__ == "__main__":
         print(f"approval cycle, {n} warm cycles each (stream -> approval -> approve -> tool -> finish)")
         asyncio.run(measure_postgres(n))
     else:
-        asyncio.run(main(n))
+        asyncio.run(main(n, peer="--no-peer" not in sys.argv))

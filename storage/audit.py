@@ -14,14 +14,13 @@ are reported as unsealed, never as broken, as long as they all come first.
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from typing import Any
 
 from storage.canonical import canonical
-from storage.records import AuditRow
+from storage.records import AuditRow, copy_row
 from warden_types.audit import ChainReport
 
 #: the fields the hash covers, in the order stores select them.
@@ -85,7 +84,7 @@ def seal(rows: list[AuditRow], last_seq: int, last_hash: str | None) -> list[Aud
     out = []
     for row in rows:
         last_seq += 1
-        sealed = copy.copy(row)  # cheaper than dataclasses.replace: one per audit entry, on every decision
+        sealed = copy_row(row)  # cheaper than dataclasses.replace: one per audit entry, on every decision
         sealed.seq, sealed.prev_hash, sealed.hash = last_seq, last_hash, None
         sealed.hash = last_hash = entry_hash(sealed)
         out.append(sealed)
@@ -168,9 +167,14 @@ def from_db(values: Any) -> AuditRow:
     return row
 
 
+_NAMES = [f.name for f in fields(AuditRow)]
+_DETAIL = _NAMES.index("detail")
+
+
 def to_db(row: AuditRow) -> tuple[Any, ...]:
-    values = [getattr(row, f.name) for f in fields(AuditRow)]
-    i = [f.name for f in fields(AuditRow)].index("detail")
-    if values[i] is not None:
-        values[i] = json.dumps(values[i], ensure_ascii=False, separators=(",", ":"))
+    """The row's column values in ``COLUMNS`` order (``detail`` as JSON text): one per decision."""
+    data = row.__dict__
+    values = [data[name] for name in _NAMES]
+    if values[_DETAIL] is not None:
+        values[_DETAIL] = json.dumps(values[_DETAIL], ensure_ascii=False, separators=(",", ":"))
     return tuple(values)

@@ -171,6 +171,13 @@ class Store(Protocol):
         """
         ...
 
+    async def thread_call_ids(self, thread_id: str) -> set[str]:
+        """The tool-call ids of every stored call of the thread's runs, failed runs aside (one
+        indexed query): a new call never takes one, so a thread's pending calls have distinct ids
+        (``send_tool_approval(thread_id=..., tool_call_id=...)`` names one call). A superset of
+        the ids its listing shows: decided calls of a run being applied count too."""
+        ...
+
     async def count_suspended_by_kind(
         self,
         *,

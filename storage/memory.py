@@ -25,6 +25,7 @@ from storage.records import (
     RunRow,
     SuspendedRunRow,
     actionable,
+    copy_row,
     lease_live,
 )
 from storage.rules import ClaimRequest
@@ -58,7 +59,7 @@ class InMemoryStore(StoreFront):
 
     def _write_audit(self, rows: list[AuditRow]) -> None:
         """Append the rules' entries, their JSON details copied (the caller keeps its own)."""
-        copies = [copy.copy(r) for r in rows]  # cheaper than dataclasses.replace on this hot path
+        copies = [copy_row(r) for r in rows]
         for c in copies:
             c.detail = copy.deepcopy(c.detail)
         self._append(copies)
@@ -67,7 +68,7 @@ class InMemoryStore(StoreFront):
         last = self._audit[-1] if self._audit else None
         sealed = seal(rows, last.seq if last else 0, last.hash if last else None)
         self._audit.extend(sealed)
-        return [copy.copy(r) for r in sealed]
+        return [copy_row(r) for r in sealed]
 
     async def setup(self) -> None:
         self._check()
@@ -84,7 +85,7 @@ class InMemoryStore(StoreFront):
         if owner is None:
             if run.run_id in self._runs:
                 raise StorageError(f"{self.name}: run {run.run_id!r} already stored")
-            stored = copy.copy(run)
+            stored = copy_row(run)
             stored.version = 1
             self._free(stored, "suspended")
             stored.created_at = run.created_at or now
@@ -92,7 +93,7 @@ class InMemoryStore(StoreFront):
             current = self._runs.get(run.run_id)
             if current is None or not rules.holds(current, owner, now):
                 raise StorageError(f"{self.name}: lost the lease on run {run.run_id!r}; not saved")
-            stored = copy.copy(current)
+            stored = copy_row(current)
             stored.snapshot, stored.version = run.snapshot, current.version + 1
             self._free(stored, "suspended")
             for cid in applied:
@@ -100,7 +101,7 @@ class InMemoryStore(StoreFront):
         stored.suspended_at = run.suspended_at or now
         self._runs[run.run_id] = stored
         for c in pending:
-            calls.setdefault(c.tool_call_id, copy.copy(c))
+            calls.setdefault(c.tool_call_id, copy_row(c))
 
     async def _claim(self, req: ClaimRequest) -> ClaimResult:
         self._check()
@@ -117,10 +118,10 @@ class InMemoryStore(StoreFront):
             if rules.asks_audit(picked, req):
                 picked.audited = any(a.run_id == req.run_id and a.tool_call_id == named for a in self._audit)
             if picked.call is not None:
-                picked.call = copy.copy(picked.call)
+                picked.call = copy_row(picked.call)
             return picked
         assert run is not None
-        decision = req.decide(copy.copy(picked.current), copy.copy(run))
+        decision = req.decide(copy_row(picked.current), copy_row(run))
         plan = rules.plan_claim(run, picked, decision, now, req)
         calls[picked.stored.tool_call_id] = rules.decided(picked.stored, plan)
         self._write_audit(plan.audit)
@@ -142,7 +143,7 @@ class InMemoryStore(StoreFront):
                 call.decided_until = now + lease_seconds
             return None
         run.status, run.lease_owner, run.lease_until = "running", owner, now + lease_seconds
-        return copy.copy(run)
+        return copy_row(run)
 
     async def renew_lease(self, run_id: str, owner: str, lease_seconds: float) -> bool:
         self._check()
@@ -188,7 +189,7 @@ class InMemoryStore(StoreFront):
     async def list_expired(self, *, limit: int = 100) -> list[RunRow]:
         self._check()
         now = time.time()
-        out = [copy.copy(r) for r in self._runs.values() if r.status == "running" and not lease_live(r, now)]
+        out = [copy_row(r) for r in self._runs.values() if r.status == "running" and not lease_live(r, now)]
         return out[:limit]
 
     async def settle(self, run_id: str) -> int:
@@ -227,15 +228,15 @@ class InMemoryStore(StoreFront):
     async def get_run(self, run_id: str) -> RunRow | None:
         self._check()
         run = self._runs.get(run_id)
-        return copy.copy(run) if run else None
+        return copy_row(run) if run else None
 
     async def get_calls(self, run_id: str) -> list[PendingCallRow]:
         self._check()
         calls = sorted(self._calls.get(run_id, {}).values(), key=lambda c: (c.created_at, c.seq))
-        return [copy.copy(c) for c in calls]
+        return [copy_row(c) for c in calls]
 
     def _listed(self, run: RunRow, now: float) -> SuspendedRunRow | None:
-        view = copy.copy(run)
+        view = copy_row(run)
         if run.status == "failed" or lease_live(view, now):
             return None
         calls = sorted(
@@ -244,7 +245,7 @@ class InMemoryStore(StoreFront):
         )
         if not calls:
             return None
-        return SuspendedRunRow(run=view, calls=[copy.copy(c) for c in calls])
+        return SuspendedRunRow(run=view, calls=[copy_row(c) for c in calls])
 
     async def find_ids(self, prefix: str, *, run_id: str | None = None, limit: int = 10) -> list[str]:
         self._check()
@@ -272,6 +273,15 @@ class InMemoryStore(StoreFront):
             if (row := self._listed(r, now)) is not None and f.run_matches(row.run, row.calls)
         ]
 
+    async def thread_call_ids(self, thread_id: str) -> set[str]:
+        self._check()
+        return {
+            cid
+            for run_id, run in self._runs.items()
+            if run.thread_id == thread_id and run.status != "failed"
+            for cid in self._calls.get(run_id, {})
+        }
+
     async def _count_by_kind(self, f: SuspendedFilter) -> dict[str, int]:
         self._check()
         return count_kinds(
@@ -286,7 +296,7 @@ class InMemoryStore(StoreFront):
 
     async def _audit_log(self, f: AuditFilter) -> list[AuditRow]:
         self._check()
-        out = [copy.copy(a) for a in self._audit if f.matches(a)]
+        out = [copy_row(a) for a in self._audit if f.matches(a)]
         return out if f.limit is None else out[: f.limit]
 
     async def _append_audit(self, rows: list[AuditRow]) -> list[AuditRow]:
@@ -296,7 +306,7 @@ class InMemoryStore(StoreFront):
     async def list_overdue(self, now: float, *, limit: int = 100) -> list[PendingCallRow]:
         self._check()
         out = [
-            copy.copy(c)
+            copy_row(c)
             for calls in self._calls.values()
             for c in calls.values()
             if c.status == "pending" and c.kind == "approval" and c.expires_at is not None and c.expires_at < now

@@ -3,7 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
+
+R = TypeVar("R")
+
+
+def copy_row(row: R) -> R:
+    """A shallow copy of a record (its JSON values shared, read-only by convention): what
+    ``copy.copy`` does for these dataclasses, about three times faster (it skips
+    ``__reduce_ex__``); several per cycle on the approval path."""
+    new = object.__new__(type(row))
+    new.__dict__.update(row.__dict__)
+    return new
+
 
 #: ``interrupted`` is never stored: it is how a row reads once its tool started
 #: (``started_at``) under a lease that has since expired without a stored result.

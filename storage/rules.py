@@ -10,7 +10,6 @@ SQL spelling sits beside it here and a test checks that the two agree.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -25,6 +24,7 @@ from storage.records import (
     RunRow,
     RunStatus,
     actionable,
+    copy_row,
     lease_live,
 )
 
@@ -233,7 +233,7 @@ def plan_claim(run: RunRow, picked: Pick, decision: Decision, now: float, req: C
     audit.append(entry(run.run_id, run.agent_id, stored, label, decision.reason, now, decision.actor, decision.detail))
     if not takes_lease:
         return ClaimPlan(decision, until, audit, None, ClaimResult("ok", call=current, run=None), now)
-    leased = copy.copy(run)  # cheaper than dataclasses.replace on this hot path
+    leased = copy_row(run)  # cheaper than dataclasses.replace on this hot path
     leased.status, leased.lease_owner, leased.lease_until = "running", req.owner, until
     return ClaimPlan(decision, 0.0, audit, until, ClaimResult("ok", call=current, run=leased), now)
 
@@ -241,7 +241,7 @@ def plan_claim(run: RunRow, picked: Pick, decision: Decision, now: float, req: C
 def decided(call: PendingCallRow, plan: ClaimPlan) -> PendingCallRow:
     """The stored call's row once the claim's plan is written."""
     d = plan.decision
-    row = copy.copy(call)  # cheaper than dataclasses.replace on this hot path (one per decision)
+    row = copy_row(call)  # cheaper than dataclasses.replace on this hot path (one per decision)
     row.status, row.started_at, row.decided_until = d.status, None, plan.decided_until
     row.decided_by, row.resume_data, row.edited_args = d.actor, d.resume_data, d.edited_args
     return row

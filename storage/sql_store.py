@@ -412,6 +412,9 @@ class SqlStore(StoreFront):
     async def _count_by_kind(self, f: SuspendedFilter) -> dict[str, int]:
         return await self._run(count_by_kind, f, mode="read")
 
+    async def thread_call_ids(self, thread_id: str) -> set[str]:
+        return {r[0] for r in await self._run(_fetch, q.THREAD_CALL_IDS, thread_id, mode="read")}
+
     # -- audit, deadlines, grants, memory -----------------------------------------------------------
     async def _audit_log(self, f: AuditFilter) -> list[AuditRow]:
         clause, params = f.sql(q.mark)

@@ -108,3 +108,26 @@ def test_audit_entry_hashes_are_rfc8785_exactly_on_random_entries():
         assert entry_hash(row) == "sha256:" + hashlib.sha256(rfc8785.dumps(doc)).hexdigest(), row
         pre, mid, post = hash_template(row)
         assert pre + rfc8785.dumps(row.prev_hash) + mid + rfc8785.dumps(row.seq) + post == rfc8785.dumps(doc)
+
+
+def test_canonical_floats_and_scalars_are_rfc8785_exactly():
+    """The fast paths of ``storage.canonical`` (strings, null, floats without an exponent) against
+    the reference serializer: random bit patterns and the magnitudes of timestamps and amounts."""
+    import math
+    import struct
+
+    from storage.canonical import canonical
+
+    rng = random.Random(1985)
+    floats = [0.0, -0.0, 1.0, -1.0, 0.1, 1e-4, 9.999e-5, 1e16, 9999999999999998.0, 1e21, 5e-324, 2.0**53]
+    floats += [rng.uniform(1.6e9, 2.0e9) for _ in range(3000)]
+    floats += [rng.uniform(-1e6, 1e6) for _ in range(3000)]
+    floats += [10.0 ** rng.uniform(-8, 22) for _ in range(3000)]
+    floats += [struct.unpack("<d", rng.getrandbits(64).to_bytes(8, "little"))[0] for _ in range(5000)]
+    for f in floats:
+        if math.isfinite(f):
+            assert canonical(f) == rfc8785.dumps(f), repr(f)
+    with pytest.raises(rfc8785.FloatDomainError):
+        canonical(math.nan)
+    for value in [None, "", "é\n\x00\x1f\u2028", '"\\', "😀\ue000", True, 7]:
+        assert canonical(value) == rfc8785.dumps(value), value

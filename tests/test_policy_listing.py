@@ -10,6 +10,7 @@ from typing import Any
 from agent_core import Agent, Runtime, create_tool
 from agent_core.models import FunctionModel, Message, ModelRequestInfo, ModelResponse, ToolCall
 from storage import SqliteStore, open_store
+from storage.sql_common import SCHEMA_VERSION
 from tests import policy_fixtures
 from tests.test_quorum import FOUR_EYES, RefundIn, refund_agent
 
@@ -89,7 +90,7 @@ async def test_sqlite_schema_5_gains_the_policy_columns_with_defaults(tmp_path: 
             db.execute(statement)
     await _lists_the_defaults(SqliteStore(path))
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT MAX(version) FROM warden_schema").fetchone()[0] == 6
+        assert db.execute("SELECT MAX(version) FROM warden_schema").fetchone()[0] == SCHEMA_VERSION
 
 
 async def test_postgres_schema_5_gains_the_policy_columns_with_defaults() -> None:
@@ -107,5 +108,5 @@ async def test_postgres_schema_5_gains_the_policy_columns_with_defaults() -> Non
         for statement in SCHEMA_5_ROWS:
             await conn.execute(statement)
         await _lists_the_defaults(PostgresStore(dsn))
-        assert await conn.fetchval("SELECT MAX(version) FROM warden_schema") == 6
+        assert await conn.fetchval("SELECT MAX(version) FROM warden_schema") == SCHEMA_VERSION
         await conn.close()

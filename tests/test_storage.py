@@ -17,6 +17,7 @@ import pytest
 from agent_core import Agent, CorruptSnapshot, Runtime, SnapshotNotFound
 from storage import SchemaTooNew, SqliteStore, StoreUnavailable
 from storage.records import PendingCallRow, RunRow
+from storage.sql_common import SCHEMA_VERSION
 from tests.helpers import calls_then, echo_results, recording_tool
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,7 +53,7 @@ async def test_sqlite_schema_is_versioned_and_a_newer_one_is_refused(tmp_path):
     await s.setup()
     await s.aclose()
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT version FROM warden_schema").fetchall() == [(1,), (2,), (3,), (4,), (5,), (6,)]
+        assert db.execute("SELECT version FROM warden_schema").fetchall() == [(1,), (2,), (3,), (4,), (5,), (6,), (7,)]
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         db.execute("INSERT INTO warden_schema VALUES (99)")
     with pytest.raises(SchemaTooNew) as err:
@@ -121,6 +122,48 @@ def test_listing_queries_use_indexes_not_scans(tmp_path):
             )
             assert "USING INDEX" in plan or "USING COVERING INDEX" in plan, plan
             assert "SCAN runs" not in plan.replace("USING", "") or "INDEX" in plan
+
+
+async def test_sqlite_schema_6_gains_the_thread_index_and_keeps_its_rows(tmp_path):
+    from storage.sqlite import _MIGRATIONS, _statements
+
+    path = tmp_path / "w.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE warden_schema (version INTEGER NOT NULL)")
+        for version in range(1, 7):
+            for statement in _statements(_MIGRATIONS[version]):
+                db.execute(statement)
+            db.execute("INSERT INTO warden_schema (version) VALUES (?)", (version,))
+        db.execute(
+            "INSERT INTO runs (run_id, agent_id, thread_id, status, snapshot, created_at, suspended_at, updated_at) "
+            "VALUES ('r1', 'a', 't1', 'suspended', '{}', 1, 1, 1)"
+        )
+        db.execute(
+            "INSERT INTO pending_calls (run_id, tool_call_id, tool_name, kind, status, fingerprint, args, "
+            "agent_path, seq, created_at) VALUES ('r1', 'c1', 'd', 'approval', 'pending', 'fp', '{}', '[]', 0, 1)"
+        )
+    s = SqliteStore(path)
+    try:
+        assert await s.thread_call_ids("t1") == {"c1"}
+    finally:
+        await s.aclose()
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT MAX(version) FROM warden_schema").fetchone()[0] == 7
+        assert db.execute("SELECT 1 FROM sqlite_master WHERE name = 'runs_in_thread'").fetchone() == (1,)
+
+
+def test_a_threads_call_ids_are_read_by_index(tmp_path):
+    """``thread_call_ids`` (every advance of a run in a thread) seeks ``runs_in_thread``, then the calls' key."""
+    import asyncio
+
+    from storage.sql_common import THREAD_CALL_IDS, sqlite_text
+
+    path = tmp_path / "w.db"
+    asyncio.run(SqliteStore(path).setup())
+    with sqlite3.connect(path) as db:
+        plan = " | ".join(r[-1] for r in db.execute("EXPLAIN QUERY PLAN " + sqlite_text(THREAD_CALL_IDS), ("t",)))
+    assert "USING INDEX runs_in_thread (thread_id=?)" in plan, plan
+    assert "SCAN" not in plan, plan
 
 
 async def test_corrupt_snapshot_is_a_typed_error_and_listing_survives(tmp_path):
@@ -228,6 +271,35 @@ async def test_a_held_write_lock_is_waited_for_off_the_event_loop(tmp_path):
     other.close()
 
 
+async def test_the_wal_starts_over_under_a_steady_stream_of_inline_writes(tmp_path, monkeypatch):
+    """Passive checkpoints beside continuous inline commits never let SQLite rewind the WAL (it grew
+    by every commit's pages); past ``WAL_RESTART_FRAMES`` a checkpoint holds the writes back once."""
+    import asyncio
+    import os
+
+    import storage.sqlite
+
+    monkeypatch.setattr(storage.sqlite, "WAL_RESTART_FRAMES", 512)
+    path = tmp_path / "w.db"
+    store = SqliteStore(path)
+    sizes = []
+    try:
+        for i in range(6000):
+            run = run_row(i)
+            run.snapshot = "x" * 1500
+            await store.save_suspended(run, [call_row(i)])
+            await store.finish_run(run.run_id, None)
+            await asyncio.sleep(0)  # an event loop that turns, as a server's does
+            if i % 1000 == 999:
+                sizes.append(os.path.getsize(str(path) + "-wal"))
+        assert await store.get_run("run-005999") is None
+    finally:
+        await store.aclose()
+    # 12,000 commits of several pages each: over 100 MB of WAL if it never started over
+    assert max(sizes) < 32 * 2**20, sizes
+    assert sizes[-1] <= sizes[2], sizes  # bounded, not growing
+
+
 async def test_full_synchronous_never_runs_inline(tmp_path):
     store = SqliteStore(tmp_path / "w.db", synchronous="FULL")
     await store.setup()
@@ -285,7 +357,7 @@ async def test_sqlite_schema_4_gains_the_picker_indexes_and_keeps_its_pending_ru
     finally:
         await s.aclose()
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT MAX(version) FROM warden_schema").fetchone()[0] == 6
+        assert db.execute("SELECT MAX(version) FROM warden_schema").fetchone()[0] == SCHEMA_VERSION
         names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
         assert {"pending_calls_by_tool", "pending_calls_by_kind"} <= names
         for cond in ("c.tool_name = 'send_email'", "c.kind IN ('suspend')"):

@@ -30,6 +30,7 @@ from storage import (
 )
 from storage.audit import verify as verify_chain
 from storage.records import AuditRow, Decision, PendingCallRow, RunRow
+from storage.sql_common import SCHEMA_VERSION
 from tests.pg import fresh_database
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -201,6 +202,28 @@ async def test_listing_totals_follow_runs_that_leave_and_come_back(store):
     assert (await store.list_suspended())[1] == 1
     failed = await store.get_run("run-000002")
     assert failed.status == "failed" and failed.error == "boom"
+
+
+async def test_thread_call_ids_are_the_ids_stored_in_the_threads_live_runs(store):
+    """Every stored call of the thread's runs, suspended or being applied; not other threads', not failed runs'."""
+    await store.save_suspended(run_row(0, thread="t1"), [call_row(0, "a"), call_row(0, "b", "suspend")])
+    await store.save_suspended(run_row(1, thread="t1"), [call_row(1, "c")])
+    await store.save_suspended(run_row(2, thread="t2"), [call_row(2, "d")])
+    await store.save_suspended(run_row(3), [call_row(3, "e")])
+    await store.save_suspended(run_row(4, thread="t1"), [call_row(4, "f")])
+    assert await store.thread_call_ids("t1") == {"a", "b", "c", "f"}
+    assert await store.thread_call_ids("t2") == {"d"}
+    assert await store.thread_call_ids("nobody") == set()
+    # a decision being applied (lease live, the run not listed): its call's id is still taken
+    claimed = await store.claim("run-000001", "c", kinds=("approval",), decide=approve, owner="o", lease_seconds=60)
+    assert claimed.run is not None
+    assert await store.thread_call_ids("t1") == {"a", "b", "c", "f"}
+    await store.fail_run("run-000004", None, "{}", "boom")  # a failed run is never listed: its ids are free
+    assert await store.thread_call_ids("t1") == {"a", "b", "c"}
+    assert await store.finish_run("run-000001", "o")
+    assert await store.thread_call_ids("t1") == {"a", "b"}
+    rows, _ = await store.list_suspended(thread_id="t1")
+    assert {c.tool_call_id for r in rows for c in r.calls} == {"a", "b"}
 
 
 async def test_listing_filters_by_query_tool_kind_and_sorts_in_the_store(store):
@@ -540,6 +563,7 @@ async def test_postgres_schema_is_versioned_and_a_newer_one_is_refused():
             4,
             5,
             6,
+            7,
         ]
         await conn.execute("INSERT INTO warden_schema VALUES (99)")
         await conn.close()
@@ -576,7 +600,7 @@ async def test_postgres_schema_4_gains_the_picker_indexes_and_keeps_its_pending_
             assert total == 1 and rows[0].calls[0].tool_call_id == "c1"
         finally:
             await store.aclose()
-        assert await conn.fetchval("SELECT MAX(version) FROM warden_schema") == 6
+        assert await conn.fetchval("SELECT MAX(version) FROM warden_schema") == SCHEMA_VERSION
         names = {r[0] for r in await conn.fetch("SELECT indexname FROM pg_indexes WHERE tablename = 'pending_calls'")}
         assert {"pending_calls_by_tool", "pending_calls_by_kind"} <= names
         await conn.close()
@@ -862,6 +886,7 @@ async def test_postgres_schema_4_upgrades_to_5_and_claims_continue_its_chain():
             4,
             5,
             6,
+            7,
         ]
         await conn.close()
 
