@@ -22,7 +22,9 @@ this one (A, B, A, B, ...: the same client, the same machine, the same minutes).
 samples the (first) server process with py-spy during the timed phase and prints where its CPU
 goes (``pip install py-spy``); ``--cprofile FILE`` runs cProfile in the server's event-loop thread
 over the timed phase instead (``server_load_app``, by signals). A profiled run's figures are not
-the benchmark's.
+the benchmark's. ``--threads`` also prints the first server's CPU per approval by thread, user
+and system apart (``/proc/<pid>/task``): py-spy counts aiosqlite's idle worker, blocked in its
+queue, as busy; this says what each thread really spent.
 
 SQLite (default): a temporary file; ``--instances 2`` spreads the clients over two processes on it.
 PostgreSQL (``--db postgresql://user@host:port/any``): a scratch database is created on that server
@@ -119,6 +121,34 @@ def cpu_seconds(pids: list[int]) -> float | None:
     return total
 
 
+def thread_cpu(pid: int) -> dict[str, tuple[float, float]]:
+    """User and system CPU seconds of each thread of ``pid`` (``/proc/<pid>/task``), keyed ``loop`` (the
+    main thread: the event loop) or ``<name>-<tid>``; empty where /proc cannot be read."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out: dict[str, tuple[float, float]] = {}
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                head, fields = f.read().rsplit(")", 1)
+            name = "loop" if int(tid) == pid else f"{head.split('(', 1)[1]}-{tid}"
+            parts = fields.split()
+            out[name] = (int(parts[11]) / tick, int(parts[12]) / tick)
+    except (OSError, ValueError, IndexError):
+        return {}
+    return out
+
+
+def _threads_line(before: dict[str, tuple[float, float]], after: dict[str, tuple[float, float]], runs: int) -> str:
+    """The first server's CPU per approval by thread over the timed phase: ``loop 1.10 (user 0.95 + sys 0.15)``."""
+    rows = []
+    for name, (user, sys_) in sorted(after.items(), key=lambda kv: kv[0] != "loop"):
+        u0, s0 = before.get(name, (0.0, 0.0))
+        du, ds = (user - u0) / runs * 1000, (sys_ - s0) / runs * 1000
+        if du + ds > 0 or name == "loop":
+            rows.append(f"{name} {du + ds:.2f} (user {du:.2f} + sys {ds:.2f})")
+    return "      server threads, ms/approval: " + (", ".join(rows) if rows else "-")
+
+
 def pct(values: list[float], p: float) -> float:
     s = sorted(values)
     return s[min(len(s) - 1, max(0, round(p / 100 * len(s)) - 1))]
@@ -206,6 +236,7 @@ async def bench(
     backends: Callable[[], Awaitable[list[int]]] | None = None,
     profile: Path | None = None,
     cprofile: Path | None = None,
+    threads: bool = False,
 ) -> dict[str, float | None]:
     conns = [WardenClient(u, token=token) for u in urls]
     try:
@@ -230,6 +261,7 @@ async def bench(
         if cprofile is not None:
             os.kill(pids[0], signal.SIGUSR1)  # server_load_app: cProfile (or GC timing) from here
         cpu0 = {k: {pid: cpu_seconds([pid]) for pid in v} for k, v in groups.items()}
+        threads0 = thread_cpu(pids[0]) if threads else {}
         t0 = time.perf_counter()
 
         # 2. list the queue, page by page (how the clients learn the run ids)
@@ -267,6 +299,8 @@ async def bench(
 
         await asyncio.gather(*(worker(w) for w in range(clients)))
         approve_s = time.perf_counter() - t0
+        if threads:
+            print(_threads_line(threads0, thread_cpu(pids[0]), runs), flush=True)
         if backends is not None:  # pools grow under load: backends started meanwhile count from zero
             groups["postgres"] = sorted(set(groups["postgres"]) | set(await backends()))
         per: dict[str, float | None] = {}
@@ -364,7 +398,18 @@ def run_once(
                 other["nginx"] = [proxy.pid, *_children(proxy.pid)]
             backends = postgres_backends(str(db)) if postgres else None
             return asyncio.run(
-                bench(urls, token, a.runs, a.clients, [p.pid for p in procs], other, backends, profile, cprofile)
+                bench(
+                    urls,
+                    token,
+                    a.runs,
+                    a.clients,
+                    [p.pid for p in procs],
+                    other,
+                    backends,
+                    profile,
+                    cprofile,
+                    a.threads,
+                )
             )
         finally:
             if proxy is not None:
@@ -432,6 +477,9 @@ def main() -> None:
     p.add_argument("--profile", type=Path, default=None, help="py-spy the server into this file (one run)")
     p.add_argument("--cprofile", type=Path, default=None, help="cProfile the server's loop thread into this file")
     p.add_argument("--gc", type=Path, default=None, help="time the server's garbage collections into this file")
+    p.add_argument(
+        "--threads", action="store_true", help="also print the first server's CPU per approval by thread (user + sys)"
+    )
     a = p.parse_args()
     try:
         counts = [int(x) for x in a.instances.split(",")]
