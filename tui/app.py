@@ -163,10 +163,12 @@ class WardenApp(App[None]):
         )
 
     def apply_cursor_blink(self, screen: Screen) -> None:
-        """Inputs blink unless the app was made with ``cursor_blink=False`` (stable snapshots)."""
+        """Inputs and text areas blink unless the app was made with ``cursor_blink=False``: a
+        snapshot then shows the cursor whatever the time its screen took to come (a blinking one
+        is hidden half of each second)."""
         if not self.settings.cursor_blink:
-            for widget in screen.query(Input):
-                widget.cursor_blink = False
+            for widget in screen.query("Input, TextArea"):
+                widget.cursor_blink = False  # type: ignore[attr-defined]
 
     @property
     def run_screen(self) -> RunScreen:
