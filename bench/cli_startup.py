@@ -56,8 +56,12 @@ def report(title: str, times: dict[str, list[float]]) -> None:
     print(title)
     print(f"  {'':<44} {'median':>9} {'ratio':>7}   {'best':>8} {'ratio':>7}")
     for name in times:
-        ratios = ("", "") if name == BARE else (f"{medians[name] / medians[BARE]:.2f}x", f"{bests[name] / bests[BARE]:.2f}x")
-        print(f"  {name:<44} {medians[name] * 1000:6.1f} ms {ratios[0]:>7}   {bests[name] * 1000:5.1f} ms {ratios[1]:>7}")
+        ratios = (
+            ("", "") if name == BARE else (f"{medians[name] / medians[BARE]:.2f}x", f"{bests[name] / bests[BARE]:.2f}x")
+        )
+        print(
+            f"  {name:<44} {medians[name] * 1000:6.1f} ms {ratios[0]:>7}   {bests[name] * 1000:5.1f} ms {ratios[1]:>7}"
+        )
 
 
 def main() -> None:
@@ -75,12 +79,19 @@ def main() -> None:
             label = "" if len(roots) == 1 else f" [{root.name}]"
             db = Path(tmp) / f"warden-{len(commands)}.db"
             fill(db, ns.pending, root)
-            tree_env = {**env, "WARDEN_DB": str(db)} if root == ROOT else {**env, "WARDEN_DB": str(db), "PYTHONPATH": str(root)}
+            tree_env = (
+                {**env, "WARDEN_DB": str(db)}
+                if root == ROOT
+                else {**env, "WARDEN_DB": str(db), "PYTHONPATH": str(root)}
+            )
             commands[f"warden runs list{label}"] = ([warden, "runs", "list"], tree_env)
             commands[f"warden runs list --json{label}"] = ([warden, "runs", "list", "--json"], tree_env)
             for package in PACKAGES:
                 compileall.compile_dir(str(root / package), quiet=1)
-        print(f"{ns.pending} pending runs, {ns.repeat} runs each in turns, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}")
+        print(
+            f"{ns.pending} pending runs, {ns.repeat} runs each in turns, {os.cpu_count()} CPUs, "
+            f"load {os.getloadavg()[0]:.2f}"
+        )
         report("bytecode cached (as after an install):", measure(commands, ns.repeat))
 
 
