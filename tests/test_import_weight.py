@@ -83,3 +83,24 @@ def test_a_wrong_name_is_an_attribute_error():
     code = "import agent_core\ntry:\n    agent_core.NoSuchThing\nexcept AttributeError as e:\n    print(e)"
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert "no attribute 'NoSuchThing'" in result.stdout
+
+
+def test_without_otel_variables_the_console_start_does_not_load_the_telemetry_setup():
+    code = (
+        "import os\n"
+        "for k in [k for k in os.environ if k.startswith('OTEL_')]: del os.environ[k]\n"
+        "from warden_demo.runtime_choice import Settings, demo_runtime_builder\n"
+        "demo_runtime_builder(Settings(db='unused.db'))"
+    )
+    loaded = loaded_after(code)
+    assert "agent_core.telemetry_setup" not in loaded and "agent_core.errors" not in loaded
+
+
+def test_with_an_otel_variable_a_mistake_in_it_is_still_one_error():
+    code = (
+        "import os\nos.environ['OTEL_TRACES_EXPORTER'] = 'nope'\n"
+        "from warden_demo.runtime_choice import CliError, Settings, demo_runtime_builder\n"
+        "try:\n    demo_runtime_builder(Settings(db='unused.db'))\nexcept CliError as e:\n    print('ERR', e)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.stdout.startswith("ERR TELEMETRY_SETUP_FAILED") and "'nope'" in result.stdout

@@ -85,7 +85,10 @@ def runtime_and_store_label(settings: Settings) -> tuple[Any, str]:
 
 def telemetry_from_env() -> None:
     """The OpenTelemetry SDK, when ``OTEL_*`` variables ask for it and no provider is set yet
-    (``pip install 'warden[otel]'``; docs/operations.md); a mistake in them is one line."""
+    (``pip install 'warden[otel]'``; docs/operations.md); a mistake in them is one line.
+    No ``OTEL_*`` variable asks for nothing: the console's first frame does not import the setup."""
+    if not any(name.startswith("OTEL_") for name in os.environ):
+        return
     from agent_core.telemetry_setup import TelemetrySetupError, configure_from_env
 
     try:
