@@ -67,7 +67,7 @@ class ConsoleSettings:
         self.open_picker = open_picker
         #: close the backend when the console quits
         self.close_backend = close_backend
-        #: inputs blink (off for stable snapshots)
+        #: inputs and text areas blink (off for stable snapshots)
         self.cursor_blink = cursor_blink
 
     @property
