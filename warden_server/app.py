@@ -29,6 +29,7 @@ from warden_server.cors import cors_middleware
 from warden_server.external import ExternalCalls
 from warden_server.limits import InvalidBody, parse_json_body
 from warden_server.middleware import BearerAuthMiddleware, BodySizeLimitMiddleware
+from warden_server.routing import IndexedRouter
 from warden_server.schemas import (
     AllSuspendedRunsQuery,
     ApproveBody,
@@ -234,11 +235,7 @@ async def send_tool_approval(request: Request) -> Response:
     )
     pump = StreamPump(s, request.app.state.stream_pumps, request.app.state.secrets)
     await pump.wait()  # the run continues even if this request is dropped
-    chunks = []
-    while not pump.queue.empty():
-        item = pump.queue.get_nowait()
-        if isinstance(item, dict):
-            chunks.append(item)
+    chunks = pump.chunks()
     out: dict[str, Any] = {
         "accepted": True,
         "runId": pump.run_id,
@@ -643,11 +640,12 @@ def create_app(
             Middleware(BearerAuthMiddleware, tokens=tokens, public_paths=public, public_prefixes=(ui.UI_PREFIX,))
         )
     middleware.append(Middleware(BodySizeLimitMiddleware, max_body_bytes=max_body_bytes, body_timeout=body_timeout))
+    routes = [
+        Route(_starlette_path(spec.path), _guard(handler, spec.role), methods=[spec.method], name=spec.name)
+        for spec, handler in ROUTES
+    ]
     app = Starlette(
-        routes=[
-            Route(_starlette_path(spec.path), _guard(handler, spec.role), methods=[spec.method], name=spec.name)
-            for spec, handler in ROUTES
-        ],
+        routes=routes,
         middleware=middleware,
         exception_handlers={
             WardenError: _on_warden_error,
@@ -658,6 +656,8 @@ def create_app(
         },
         lifespan=lifespan,
     )
+    # the same routes and lifespan, resolved by their first path segments (warden_server.routing)
+    app.router = IndexedRouter(routes, lifespan=lifespan)
     app.state.runtime = runtime
     app.state.external = ExternalCalls(runtime)
     app.state.stream_pumps = set()

@@ -8,6 +8,7 @@ on stdout (with the real port when ``--port 0`` asked for any free one).
 
 from __future__ import annotations
 
+import gc
 import importlib
 import logging
 import os
@@ -235,4 +236,15 @@ def serve(
         timeout_graceful_shutdown=30,
         access_log=log_level == "debug",
     )
+    freeze_startup_objects()
     _Server(config).run()
+
+
+def freeze_startup_objects() -> None:
+    """Move everything built so far (modules, models, the app) out of the garbage collector's sight.
+
+    They live as long as the process; without this each full collection walks them all again
+    (about 60 ms here, one every thousand approvals or so: docs/performance.md, "Server").
+    Cycles made later are still collected."""
+    gc.collect()
+    gc.freeze()

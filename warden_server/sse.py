@@ -9,6 +9,11 @@ The agent's stream is drained by a background task, not by the response: a
 decision accepted by the server runs to its end even when the HTTP client
 goes away (page refresh, dropped connection); the application's lifespan
 waits for those tasks before closing the runtime.
+
+The response is plain ASGI (``SseResponse``), not Starlette's ``StreamingResponse``: that one
+runs the body and a disconnect listener in an anyio task group per response, and sends an
+empty closing message of its own; here one small task watches for the disconnect and the
+last frame closes the body (docs/performance.md, "Server").
 """
 
 from __future__ import annotations
@@ -16,10 +21,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
 
 from agent_core import wire
 from agent_core.errors import WardenError
@@ -30,6 +37,7 @@ log = logging.getLogger("warden.server")
 RUN_ID_HEADER = wire.RUN_ID_HEADER
 _DONE = object()
 _DONE_FRAME = f"data: {wire.SSE_DONE}\n\n".encode("ascii")
+_PING_FRAME = b": ping\n\n"
 PING_SECONDS = 15.0
 
 
@@ -41,22 +49,52 @@ def dumps(value: Any) -> str:
     return _ENCODER.encode(value)
 
 
+def encode_event(item: Any) -> bytes:
+    """One ``data:`` event: a chunk in one pass of pydantic's JSON encoder (the same JSON as
+    ``wire.encode_chunk`` then ``json``, ASCII only, DEL escaped as ``json`` does), or a dict."""
+    dump = getattr(item, "model_dump_json", None)
+    if dump is None:
+        text = dumps(item)
+    else:
+        text = dump(by_alias=True, ensure_ascii=True)
+        if "\x7f" in text:  # the one control character pydantic leaves raw
+            text = text.replace("\x7f", "\\u007f")
+    return b"data: " + text.encode("ascii") + b"\n\n"
+
+
+def _wake(waiter: asyncio.Future[None] | None) -> None:
+    if waiter is not None and not waiter.done():
+        waiter.set_result(None)
+
+
 class StreamPump:
-    """Reads an ``AgentStream``'s ``full_stream`` to the end in its own task."""
+    """Reads an ``AgentStream``'s ``full_stream`` to the end in its own task.
+
+    The encoded chunks wait in a deque for the one response that reads ``frames()``; a future
+    (not an ``asyncio.Queue`` and ``wait_for``, a task and a timer per wait) wakes it.
+    """
 
     def __init__(self, stream: Any, pumps: set[StreamPump], secrets: Sequence[str] = ()) -> None:
         self.stream = stream
         self.secrets = secrets
         self.run_id: str = getattr(stream, "run_id", "") or ""
-        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._items: deque[Any] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+        #: the response's client went away: ``frames()`` stops (the run goes on).
+        self._gone = False
         self.task = asyncio.create_task(self._run(), name=f"warden-stream-{self.run_id}")
         pumps.add(self)
         self.task.add_done_callback(lambda _t: pumps.discard(self))
 
+    def _put(self, item: Any) -> None:
+        self._items.append(item)
+        waiter, self._waiter = self._waiter, None
+        _wake(waiter)
+
     async def _run(self) -> None:
         try:
             async for chunk in self.stream.full_stream:
-                self.queue.put_nowait(wire.encode_chunk(chunk))
+                self._put(chunk)  # encoded by the response that sends it (``encode_event``)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the runtime failed mid-stream: tell the client, in-band
@@ -66,41 +104,108 @@ class StreamPump:
                 code, message = exc.code, client_message(exc, self.secrets)
             else:
                 code, message = wire.INTERNAL_ERROR, "internal server error"
-            self.queue.put_nowait(wire.encode_error_chunk(self.run_id, message, code))
+            self._put(wire.encode_error_chunk(self.run_id, message, code))
         finally:
-            self.queue.put_nowait(_DONE)
+            self._put(_DONE)
 
-    async def frames(self) -> AsyncIterator[bytes]:
-        """SSE bytes: every chunk already produced goes out in one write (fewer syscalls and
-        wake-ups under load); a comment line every ``PING_SECONDS`` of silence keeps
-        proxies from closing an idle stream (client-js and httpx-sse ignore it)."""
-        while True:
+    def hang_up(self) -> None:
+        """The client is gone: ``frames()`` ends at its next step; the run itself is not touched."""
+        self._gone = True
+        waiter, self._waiter = self._waiter, None
+        _wake(waiter)
+
+    def _unencodable(self) -> dict[str, Any]:
+        """The in-band error that replaces a chunk the encoder refused (and ends the answer)."""
+        log.exception("a chunk of run %s could not be encoded", self.run_id)
+        return wire.encode_error_chunk(self.run_id, "internal server error", wire.INTERNAL_ERROR)
+
+    def chunks(self) -> list[dict[str, Any]]:
+        """The encoded chunks produced so far, taken (for an answer sent whole, after ``wait()``)."""
+        out: list[dict[str, Any]] = []
+        for item in self._items:
+            if item is _DONE:
+                break
             try:
-                item = self.queue.get_nowait()  # already there: no wait_for (a task and a timer)
-            except asyncio.QueueEmpty:
+                out.append(item if isinstance(item, dict) else wire.encode_chunk(item))
+            except Exception:
+                out.append(self._unencodable())
+                break
+        self._items.clear()
+        return out
+
+    async def frames(self) -> AsyncIterator[tuple[bytes, bool]]:
+        """``(SSE bytes, last)``: every chunk already produced goes out in one write (fewer syscalls
+        and wake-ups under load), the last with ``data: [DONE]``; a comment line every
+        ``PING_SECONDS`` of silence keeps proxies from closing an idle stream (client-js and
+        httpx-sse ignore it). Ends early, without ``[DONE]``, once ``hang_up()`` was called."""
+        loop = asyncio.get_running_loop()
+        items = self._items
+        while not self._gone:
+            if not items:
+                waiter = self._waiter = loop.create_future()
+                timer = loop.call_later(PING_SECONDS, _wake, waiter)
                 try:
-                    item = await asyncio.wait_for(self.queue.get(), PING_SECONDS)
-                except TimeoutError:
-                    yield b": ping\n\n"
+                    await waiter
+                finally:
+                    timer.cancel()
+                if self._gone:
+                    return
+                if not items:
+                    yield _PING_FRAME, False
                     continue
             parts: list[bytes] = []
-            while True:
+            while items:
+                item = items.popleft()
                 if item is _DONE:
                     parts.append(_DONE_FRAME)
-                    yield b"".join(parts)
+                    yield b"".join(parts), True
                     return
-                parts.append(b"data: " + dumps(item).encode("ascii") + b"\n\n")
                 try:
-                    item = self.queue.get_nowait()
-                except asyncio.QueueEmpty:
-                    break
-            yield b"".join(parts)
+                    parts.append(encode_event(item))
+                except Exception:  # as when the pump encoded: the client learns it in-band, the stream ends
+                    parts += [encode_event(self._unencodable()), _DONE_FRAME]
+                    yield b"".join(parts), True
+                    return
+            yield b"".join(parts), False
 
     async def wait(self) -> None:
         """Wait for the run's stream to end, without cancelling it if this waiter is cancelled."""
         await asyncio.shield(self.task)
 
 
+class SseResponse(Response):
+    """The pump's frames as ``text/event-stream``; the last frame ends the body (no extra empty message).
+
+    A disconnect (seen by one watcher task reading ``receive``) ends the response, not the run.
+    """
+
+    media_type = wire.SSE_MEDIA_TYPE
+
+    def __init__(self, pump: StreamPump) -> None:
+        self.pump = pump
+        self.status_code = 200
+        self.background = None
+        self.init_headers({RUN_ID_HEADER: pump.run_id, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        watcher = asyncio.get_running_loop().create_task(self._watch(receive))
+        try:
+            async for data, last in self.pump.frames():
+                await send({"type": "http.response.body", "body": data, "more_body": not last})
+                if last:
+                    return
+            await send({"type": "http.response.body", "body": b"", "more_body": False})  # hung up
+        finally:
+            watcher.cancel()
+
+    async def _watch(self, receive: Receive) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                self.pump.hang_up()
+                return
+
+
 def sse_response(pump: StreamPump) -> Response:
-    headers = {RUN_ID_HEADER: pump.run_id, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-    return StreamingResponse(pump.frames(), media_type=wire.SSE_MEDIA_TYPE, headers=headers)
+    return SseResponse(pump)

@@ -91,11 +91,20 @@ class LangGraphFramework:
             answers[interrupt["id"]] = decisions[0] if interrupt["mode"] == "per_call" else {"decisions": decisions}
         # One batched interrupt (the usual case) is answered as LangChain documents it.
         resume = next(iter(answers.values())) if len(answers) == 1 and interrupts[0]["mode"] == "batched" else answers
-        # Resume on a fork of the interrupt's checkpoint: that checkpoint may hold an earlier attempt's
-        # answer (a process that died applying a decision), which LangGraph would replay instead of this one.
         at = {"configurable": {"thread_id": thread, "checkpoint_ns": "", "checkpoint_id": checkpoint}}
-        fork = await self._call(self.graph.aupdate_state, self.graph.update_state, at, None)
-        await self._invoke(Command(resume=resume), fork, gate)
+        fork = at
+        if any(interrupt["mode"] == "batched" for interrupt in interrupts):
+            # A batched review resumes on a fork of the interrupt's checkpoint: that checkpoint may hold an
+            # earlier attempt's answer (a process that died applying a decision), which LangGraph would replay
+            # instead of this one. Per-call interrupts are answered by interrupt id, on the checkpoint itself:
+            # LangGraph takes the new answer there, and a fork would run the turn's tool calls again.
+            fork = await self._call(self.graph.aupdate_state, self.graph.update_state, at, None)
+        # The resumed node asks its ``when`` again about the calls of the stopped turn: it must answer as
+        # at the stop (LangChain matches the decisions to the calls it holds), whatever the gate says now
+        # (a request function is gone in another process and would ask about every call).
+        reviewed = {c["id"] for interrupt in interrupts for c in interrupt["calls"]}
+        replay = {str(i): i in reviewed for i in state.get("turn", [])} | dict.fromkeys(reviewed, True)
+        await self._invoke(Command(resume=resume), fork, gate, replay)
         return await self._outcome({"configurable": {"thread_id": thread}}, seen=seen)
 
     async def _uses_asyncio(self) -> bool:
@@ -113,8 +122,10 @@ class LangGraphFramework:
             return await async_fn(*args)
         return await asyncio.to_thread(sync_fn, *args)
 
-    async def _invoke(self, inputs: Any, config: dict[str, Any], gate: Gate) -> None:
-        token = _GATE.set(gate)  # copied into the worker thread and the graph's tasks
+    async def _invoke(
+        self, inputs: Any, config: dict[str, Any], gate: Gate, replay: Mapping[str, bool] | None = None
+    ) -> None:
+        token = _GATE.set(_Asking(gate, replay or {}))  # copied into the worker thread and the graph's tasks
         try:
             await self._call(self.graph.ainvoke, self.graph.invoke, inputs, config)
         finally:
@@ -129,11 +140,13 @@ class LangGraphFramework:
             "checkpoint_id": snap.config["configurable"].get("checkpoint_id"),
             "messages": len(messages),
             "interrupts": [],
+            "turn": [],
         }
         if not snap.interrupts:
             last = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
             return Outcome(state=state, events=events, text=_text(last) if last is not None else "")
         last_calls = next((m.tool_calls for m in reversed(messages) if isinstance(m, AIMessage)), [])
+        state["turn"] = [str(c.get("id")) for c in last_calls if c.get("id")]
         pending: list[Pending] = []
         for interrupt in snap.interrupts:
             value = interrupt.value if isinstance(interrupt.value, Mapping) else {}
@@ -156,8 +169,16 @@ class LangGraphFramework:
         return Outcome(state=state, events=events, pending=pending)
 
 
+class _Asking:
+    """What the middleware's ``when`` asks in one invocation: the run's gate, except for the calls of a
+    resumed turn (``replay``: tool-call id -> the answer given at the stop)."""
+
+    def __init__(self, gate: Gate, replay: Mapping[str, bool]) -> None:
+        self.gate, self.replay = gate, replay
+
+
 #: the Warden run a graph invocation belongs to (its gate), for the middleware's ``when`` predicates.
-_GATE: ContextVar[Gate | None] = ContextVar("warden_langgraph_gate", default=None)
+_GATE: ContextVar[_Asking | None] = ContextVar("warden_langgraph_gate", default=None)
 
 
 def _asking_warden(own: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -167,13 +188,16 @@ def _asking_warden(own: Mapping[str, Any] | None) -> dict[str, Any]:
     when = own.get("when") if own is not None else None
 
     def asks(request: Any) -> bool:
+        asking = _GATE.get()
+        call = request.tool_call
+        call_id = str(call.get("id") or "")
+        if asking is not None and call_id in asking.replay:
+            return asking.replay[call_id]
         if when is not None and when(request):
             return True
-        gate = _GATE.get()
-        if gate is None:
+        if asking is None:
             return False  # not a Warden run
-        call = request.tool_call
-        return bool(gate.requires_approval_now(call["name"], dict(call["args"]), str(call.get("id") or "")))
+        return asking.gate.requires_approval_now(call["name"], dict(call["args"]), call_id)
 
     base = dict(own) if own is not None else {"allowed_decisions": ["approve", "edit", "reject"]}
     return {**base, "when": asks}

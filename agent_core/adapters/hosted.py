@@ -2,7 +2,8 @@
 
 It has ``Agent``'s public methods (stream, decisions, listing) and drives its own run
 (``Runs.advance`` calls ``drive``): the framework runs until it stops on tool calls; Warden gates
-them (fingerprint, grants, deadlines), stores the framework's state in the snapshot and, once every
+them (the run's policy: a deny is refused at once, an ask records its rule and quorum; fingerprint,
+grants, deadlines), stores the framework's state in the snapshot and, once every
 call of the step is decided, resumes the framework with its verdicts. "Snapshot first", leases,
 the durable started mark, the audit log and listing are Warden's, unchanged.
 """
@@ -16,7 +17,7 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from agent_core.adapters.gate import WardenGate
+from agent_core.adapters.gate import WardenGate, policy_args, policy_ruling
 from agent_core.adapters.protocol import Framework, Outcome, Pending, Verdict
 from agent_core.agent import Agent
 from agent_core.call_state import CallState, RunState
@@ -27,6 +28,8 @@ from agent_core.fingerprint import fingerprint
 from agent_core.limits import args_problem
 from agent_core.memory import Memory
 from agent_core.models import LanguageModel, Message, ModelEvent, ModelRequestInfo
+from agent_core.policy_gate import blocked_message, shadow_detail, verdict
+from agent_core.telemetry import gated, settled_at_gate
 
 
 class FrameworkModel(LanguageModel):
@@ -90,6 +93,8 @@ class FrameworkAgent(Agent):
             outcome = await self.framework.start(state.messages, gate, run_id=run_id, thread_id=state.thread_id)
         while True:
             state.framework_state = outcome.state
+            if gate.allowed:
+                await self._shadow_allowed(state, rt, gate, outcome)
             for chunk in _absorb(state, outcome, announced):
                 yield chunk
             if not outcome.pending:
@@ -105,10 +110,12 @@ class FrameworkAgent(Agent):
                 if call.id not in announced:
                     announced.add(call.id)
                     yield make_chunk("tool-call", run_id, tool_call_id=call.id, tool_name=call.name, args=call.args)
+            for chunk in _settle(state):  # calls a policy denied: refused now, never pending
+                yield chunk
             if any(c.waiting for c in state.calls):
                 state.outcome = "suspended"
                 return
-            # every call was approved by a grant: the framework goes on at once
+            # every call was approved by a grant or denied by a policy: the framework goes on at once
             outcome = await self.framework.resume(outcome.state, _verdicts(state.calls), gate, run_id=run_id)
 
     async def _gate(self, state: RunState, rt: Execution, pending: Pending) -> CallState:
@@ -118,12 +125,28 @@ class FrameworkAgent(Agent):
             raise WardenError(f"tool call {pending.id!r} of {pending.name!r} cannot be stored: {problem}")
         call = CallState(id=pending.id, name=pending.name, args=pending.args)
         rt.ids.add(call.id)
+        # The run's policies, as the engine applies them: recorded on the call; a deny refuses it.
+        ruling = policy_ruling(self, state, call.name, call.args)
+        if ruling is not None:
+            call.policy_version, call.policy_rule, call.policy_reason = ruling.version, ruling.rule_id, ruling.reason
+            call.approvers_required = ruling.approvers
+            if ruling.error:  # fail closed: the rule counted as ask; the error is on the record
+                await _audit(rt, state, call, "policy-error", ruling.error, {"error": ruling.error})
+            if ruling.decision == "deny":
+                call.block(blocked_message(ruling))
+                await _audit(rt, state, call, "blocked", call.reason, {})
+                settled_at_gate(rt.trace, state, call, "blocked")
+                await self._shadow(state, rt, call)
+                return call
         tool = self.tools.get(call.name)
         grant_id = None
-        if rt.grant_for is not None and tool is not None and tool.allow_grants:
+        # a grant never covers a call whose rule needs two or more approvers
+        if rt.grant_for is not None and tool is not None and tool.allow_grants and call.approvers_required < 2:
             grant_id = await rt.grant_for(self, state, call)
         if grant_id is not None:
             call.admit(grant_id=grant_id)
+            settled_at_gate(rt.trace, state, call, "granted")
+            await self._shadow(state, rt, call)
             return call
         own = tool.approval_timeout if tool is not None else None
         timeout = own if own is not None else state.approval_timeout
@@ -131,11 +154,46 @@ class FrameworkAgent(Agent):
         call.gate(
             fingerprint(call.name, call.args), rt.next_seq(), now, expires_at=None if timeout is None else now + timeout
         )
+        gated()
+        await self._shadow(state, rt, call)
         return call
+
+    async def _shadow_allowed(self, state: RunState, rt: Execution, gate: WardenGate, outcome: Outcome) -> None:
+        """The shadow audit of the calls Warden's hook let run in this stretch of the framework's run.
+
+        Only calls this stretch reported (a resumed LangGraph node asks its ``when`` again about calls of
+        an earlier stretch) and did not stop on (the framework's own flag may stop what the hook let by)."""
+        fresh = {seen.id for seen in outcome.events if seen.kind == "tool-call"}
+        stopped = {p.id for p in outcome.pending}
+        for call in gate.allowed.values():
+            if call.id in fresh and call.id not in stopped:
+                await self._shadow(state, rt, call)
+        gate.allowed.clear()
+
+    async def _shadow(self, state: RunState, rt: Execution, call: CallState) -> None:
+        """Audit ``policy-shadow`` where the candidate policy would have decided ``call`` otherwise (as the
+        engine does): ``call`` is blocked, waiting, approved by a grant, or one the framework ran."""
+        if rt.shadow_policy is None:
+            return
+        enforced = "deny" if call.blocked else "ask" if call.waiting or call.grant_id is not None else "allow"
+        candidate = verdict([rt.shadow_policy], state, call, policy_args(self, call.name, call.args))
+        assert candidate is not None
+        if candidate.decision != enforced or (
+            call.policy_version is not None and candidate.rule_id != call.policy_rule
+        ):
+            await _audit(rt, state, call, "policy-shadow", candidate.error, shadow_detail(enforced, call, candidate))
+
+
+async def _audit(
+    rt: Execution, state: RunState, call: CallState, decision: str, reason: str | None, detail: dict[str, Any]
+) -> None:
+    """What a policy did that no operator decided (``blocked``, ``policy-error``), as the engine audits it."""
+    if rt.audit is not None:
+        await rt.audit(state, call, decision, reason, detail)
 
 
 def _settle(state: RunState) -> list[Chunk]:
-    """Resolve the step's declined and expired calls (the framework is told when it resumes)."""
+    """Resolve the step's declined, blocked and expired calls (the framework is told when it resumes)."""
     out: list[Chunk] = []
     for call in state.calls:
         if call.status == "declined":
@@ -149,6 +207,7 @@ def _settle(state: RunState) -> list[Chunk]:
                     tool_name=call.name,
                     args=call.args,
                     reason=reason,
+                    policy_rule=call.policy_rule if call.blocked else None,
                 )
             )
         elif call.status == "expired":

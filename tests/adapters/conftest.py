@@ -6,9 +6,11 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
+from tests.adapters import lg_app, oai_app, pai_app
 from tests.helpers import ExecLog
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,6 +29,32 @@ def app_env(tmp_path, monkeypatch) -> dict[str, str]:
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     return env
+
+
+#: app module, its tool-call id prefix (the framework model's ids), whether it runs edited arguments
+FRAMEWORKS: dict[str, tuple[ModuleType, str, bool]] = {
+    "pydantic-ai": (pai_app, "pai-", True),
+    "openai-agents": (oai_app, "oai-", False),
+    "langgraph": (lg_app, "lg-", True),
+}
+
+
+@pytest.fixture(params=[*sorted(FRAMEWORKS), "langgraph-async", "langgraph-per-call"])
+def fw(request, app_env, monkeypatch) -> tuple[ModuleType, str, bool, str]:
+    """Each framework; LangGraph three times: a sync-only checkpointer (SqliteSaver), an async one, and
+    ``interrupt_mode="per_call"`` (one interrupt per reviewed call instead of one per model turn)."""
+    kind = request.param
+    extra = {
+        "langgraph-async": ("ADAPTER_CHECKPOINTER", "async"),
+        "langgraph-per-call": ("ADAPTER_LG_MODE", "per_call"),
+    }
+    if kind in extra:
+        kind = "langgraph"
+        key, value = extra[request.param]
+        app_env[key] = value
+        monkeypatch.setenv(key, value)
+    module, prefix, editable = FRAMEWORKS[kind]
+    return module, prefix, editable, kind
 
 
 def exec_log(env: dict[str, str]) -> ExecLog:

@@ -1,7 +1,8 @@
 """What the three test apps share: the runtime around their hosted agent, and the ``approve`` script.
 
 Environment: ADAPTER_DB (store path), ADAPTER_EXEC (execution log), ADAPTER_LEASE (seconds),
-ADAPTER_HANG=tool (the tool hangs after recording its run, so a test can kill -9 the process).
+ADAPTER_HANG=tool (the tool hangs after recording its run, so a test can kill -9 the process), or
+ADAPTER_HANG=resume (the process stalls after a decision, before the framework is resumed).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import asyncio
 import os
 from collections.abc import Callable
 
-from agent_core import Runtime
+from agent_core import Policy, Runtime
 from agent_core.adapters.hosted import FrameworkAgent
 from storage import SqliteStore
 from tests.helpers import ExecLog
@@ -24,12 +25,24 @@ def hang() -> str:
     return os.environ.get("ADAPTER_HANG", "")
 
 
-def hosting(agent: FrameworkAgent, runtime_class: type[Runtime] = Runtime) -> Runtime:
-    """``agent`` as ``records`` on the store ADAPTER_DB names."""
+class _StalledStore(SqliteStore):
+    """ADAPTER_HANG=resume: the decision is durable, then the process stalls before the started mark
+    (before the framework is resumed), so a test can kill -9 it between the decision and the resume."""
+
+    async def mark_started(self, run_id: str, tool_call_id: str, owner: str) -> bool:
+        exec_log().record("stalled", {"tool_call_id": tool_call_id})
+        await asyncio.sleep(600)
+        return await super().mark_started(run_id, tool_call_id, owner)
+
+
+def hosting(agent: FrameworkAgent, runtime_class: type[Runtime] = Runtime, *, policy: Policy | None = None) -> Runtime:
+    """``agent`` as ``records`` on the store ADAPTER_DB names; ``policy``: the runtime's (``--app`` builds
+    without one: a run started elsewhere is decided under the policy it stored)."""
     return runtime_class(
         agents={"records": agent},
-        storage=SqliteStore(os.environ["ADAPTER_DB"]),
+        storage=(_StalledStore if hang() == "resume" else SqliteStore)(os.environ["ADAPTER_DB"]),
         lease_seconds=float(os.environ.get("ADAPTER_LEASE", "30")),
+        policy=policy,
     )
 
 

@@ -2,6 +2,7 @@
 model that emits tool calls (no network), on a durable SQLite checkpointer shared by every process.
 
 Environment as ``tests.adapters.hosting`` says, plus
+ADAPTER_LG_MODE=per_call (``HumanInTheLoopMiddleware(interrupt_mode="per_call")``; default batched),
 ADAPTER_CHECKPOINTER=sync (``SqliteSaver``, the default) or async (``AsyncSqliteSaver`` when built inside a
 running event loop; ``--app`` loads outside one, so a CLI process uses ``SqliteSaver`` on the same file).
 ``--app tests.adapters.lg_app:build``; ``python -m tests.adapters.lg_app approve RUN`` approves the latest call.
@@ -26,7 +27,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import tool
 
-from agent_core import Runtime
+from agent_core import Policy, Runtime
 from agent_core.adapters import from_langgraph
 from tests.adapters.hosting import exec_log, hang, hosting, script
 from tests.adapters.script import turns
@@ -67,7 +68,14 @@ def _reply(message: AIMessage) -> ChatResult:
     return ChatResult(generations=[ChatGeneration(message=message)])
 
 
-def langgraph_agent(log: ExecLog | None, checkpointer: Any, *, hang: str = "", interrupt_mode: str = "batched") -> Any:
+def langgraph_agent(
+    log: ExecLog | None,
+    checkpointer: Any,
+    *,
+    hang: str = "",
+    interrupt_mode: str = "batched",
+    interrupt_on: dict[str, Any] | None = None,
+) -> Any:
     @tool
     def delete_record(record_id: str) -> str:
         """Delete a record by id."""
@@ -84,7 +92,10 @@ def langgraph_agent(log: ExecLog | None, checkpointer: Any, *, hang: str = "", i
             log.record("lookup", {"query": query})
         return f"found {query}"
 
-    review = HumanInTheLoopMiddleware(interrupt_on={"delete_record": True}, interrupt_mode=interrupt_mode)  # type: ignore[arg-type]
+    review = HumanInTheLoopMiddleware(
+        interrupt_on=interrupt_on or {"delete_record": True},
+        interrupt_mode=interrupt_mode,  # type: ignore[arg-type]
+    )
     return create_agent(
         ScriptChatModel(log_path=log.path if log is not None else None),
         tools=[delete_record, lookup],
@@ -121,10 +132,12 @@ def checkpointer_for(path: str, kind: str) -> Any:
     return SqliteSaver(sqlite3.connect(path, check_same_thread=False))
 
 
-def build(**options: Any) -> Runtime:
+def build(policy: Policy | None = None, **options: Any) -> Runtime:
     checkpointer = checkpointer_for(os.environ["ADAPTER_DB"] + ".graph", os.environ.get("ADAPTER_CHECKPOINTER", "sync"))
-    graph = langgraph_agent(exec_log(), checkpointer, hang=hang())
-    runtime = hosting(from_langgraph(graph, id="records", **options), _Runtime)
+    graph = langgraph_agent(
+        exec_log(), checkpointer, hang=hang(), interrupt_mode=os.environ.get("ADAPTER_LG_MODE", "batched")
+    )
+    runtime = hosting(from_langgraph(graph, id="records", **options), _Runtime, policy=policy)
     if not isinstance(checkpointer.conn, sqlite3.Connection):
         assert isinstance(runtime, _Runtime)
         runtime.checkpointer_conn = checkpointer.conn

@@ -22,7 +22,7 @@ from agents.models.interface import Model
 from agents.usage import Usage
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 
-from agent_core import Runtime
+from agent_core import Policy, Runtime
 from agent_core.adapters import from_openai_agents
 from tests.adapters.hosting import exec_log, hang, hosting, script
 from tests.adapters.script import turns
@@ -97,9 +97,10 @@ def openai_agent(log: ExecLog | None, *, hang: str = "") -> OpenAIAgent[Any]:
     )
 
 
-def build(**options: Any) -> Runtime:
+def build(policy: Policy | None = None, **options: Any) -> Runtime:
     agent = openai_agent(exec_log(), hang=hang())
-    return hosting(from_openai_agents(agent, id="records", run_config=RunConfig(tracing_disabled=True), **options))
+    hosted = from_openai_agents(agent, id="records", run_config=RunConfig(tracing_disabled=True), **options)
+    return hosting(hosted, policy=policy)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from agent_core import Runtime
+from agent_core import Policy, Runtime
 from agent_core.adapters import from_pydantic_ai
 from tests.adapters.hosting import exec_log, hang, hosting, script
 from tests.adapters.script import turns
@@ -65,8 +65,8 @@ def pydantic_agent(log: ExecLog, *, hang: str = "") -> PydanticAgent[None, str]:
     return agent
 
 
-def build(**options: Any) -> Runtime:
-    return hosting(from_pydantic_ai(pydantic_agent(exec_log(), hang=hang()), id="records", **options))
+def build(policy: Policy | None = None, **options: Any) -> Runtime:
+    return hosting(from_pydantic_ai(pydantic_agent(exec_log(), hang=hang()), id="records", **options), policy=policy)
 
 
 if __name__ == "__main__":

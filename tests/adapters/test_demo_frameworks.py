@@ -52,3 +52,41 @@ def test_the_default_demo_runtime_imports_no_framework(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "['ops', 'supervisor'] []", out.stderr
+
+
+DEMO_POLICY = """
+[[rules]]
+id = "reads-reviewed"
+tools = ["show_record"]
+decision = "ask"
+reason = "records hold customer data"
+
+[[rules]]
+id = "records-kept"
+tools = ["delete_record"]
+decision = "deny"
+reason = "sample records are kept this week"
+"""
+
+
+@pytest.mark.parametrize("key", KEYS)
+async def test_a_policy_file_applies_to_the_framework_demo_agents(tmp_path, monkeypatch, key):
+    """``WARDEN_POLICY=policy.toml make demo``: the file's rules gate and refuse the frameworks' calls."""
+    from agent_core.policy_env import apply_policy_env
+
+    policy = tmp_path / "policy.toml"
+    policy.write_text(DEMO_POLICY)
+    monkeypatch.setenv("WARDEN_POLICY", str(policy))
+    db = tmp_path / "demo.db"
+    async with apply_policy_env(build_demo_runtime(db, frameworks=True)) as rt:
+        agent = rt.get_agent(key)
+        stream = await agent.stream("show record abc-125 and delete record abc-124")
+        chunks = await drain(stream)
+        assert stream.status == "suspended"
+        asked = [(c.payload.tool_name, c.payload.policy_rule) for c in chunks if c.type == "tool-call-approval"]
+        assert asked == [("show_record", "reads-reviewed")], "the framework does not mark show_record"
+        denied = [(c.payload.tool_name, c.payload.policy_rule) for c in chunks if c.type == "tool-output-denied"]
+        assert denied == [("delete_record", "records-kept")]
+        result = await (await agent.approve_tool_call(run_id=stream.run_id)).result()
+    assert result.status == "finished" and "abc-125" in result.text
+    assert "abc-124" in list_records(records_path(db)), "the policy refused the delete"

@@ -77,3 +77,20 @@ def test_remote_console_reports_an_unreachable_server_in_one_line(tmp_path):
     assert out.returncode == 1
     assert out.stderr.startswith("warden: cannot reach Warden server at http://127.0.0.1:9")
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_serve_freezes_the_startup_objects_before_it_listens(monkeypatch, tmp_path):
+    """Modules, models and the app are moved out of the collector's sight before uvicorn runs
+    (a full collection then walks only what the requests made)."""
+    import gc
+
+    from warden_server import cli
+
+    seen: list[int] = []
+    monkeypatch.setattr(cli._Server, "run", lambda self, sockets=None: seen.append(gc.get_freeze_count()))
+    gc.unfreeze()
+    try:
+        cli.serve(None, demo_db=str(tmp_path / "demo.db"), log_level="error")
+        assert seen and seen[0] > 1000, seen
+    finally:
+        gc.unfreeze()

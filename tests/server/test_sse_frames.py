@@ -1,0 +1,184 @@
+"""The SSE framing: one pass of pydantic's encoder gives the JSON ``wire.encode_chunk`` gives,
+ASCII only; the response ends with ``[DONE]`` in its last frame, pings while idle, and stops (the
+run does not) when its client goes away."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from agent_core import wire
+from agent_core.chunks import Chunk, make_chunk
+from warden_server import sse
+from warden_server.sse import SseResponse, StreamPump, encode_event
+
+TRICKY: list[Any] = [
+    "plain",
+    "é and 😀 and \u2028\u2029 line separators",
+    "\x00\x01\x1b[31m red \x7f\x9b",
+    1.5e-7,
+    1e16,
+    2**80,
+    float("nan"),
+    {"nested": [1, None, True, {"deep": "ü"}]},
+]
+
+
+def _chunks() -> list[Chunk]:
+    out = [
+        make_chunk("start", "r/1", agent_id="ops"),
+        make_chunk("text-delta", "r/1", text="hé\x7f\u2028"),
+        make_chunk("tool-call", "r/1", tool_call_id="c1", tool_name="t", args={"id": "x\x00"}),
+        make_chunk("step-finish", "r/1", step=0, finish_reason="tool-calls"),
+    ]
+    for i, value in enumerate(TRICKY):
+        out.append(
+            make_chunk(
+                "tool-result", "r/1", tool_call_id=f"c{i}", tool_name="t", result={"v": value}, is_error=False, args={}
+            )
+        )
+    return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as JSON values (NaN is written as null by both)."""
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+@pytest.mark.parametrize("chunk", _chunks(), ids=lambda c: c.type)
+def test_one_pass_event_is_the_wire_json(chunk: Chunk) -> None:
+    frame = encode_event(chunk)
+    assert frame.startswith(b"data: ") and frame.endswith(b"\n\n")
+    body = frame[len(b"data: ") : -2]
+    assert body.isascii() and b"\n" not in body and b"\r" not in body
+    assert not any(b < 0x20 or b == 0x7F for b in body), body  # control characters escaped, DEL too
+    assert _same(json.loads(body), wire.encode_chunk(chunk))
+    # the bytes ``json`` wrote before, but for the spelling of exponents (1.5e-7 vs 1.5e-07)
+    before = ("data: " + sse.dumps(wire.encode_chunk(chunk)) + "\n\n").encode("ascii")
+    assert frame == before or "e-0" in before.decode()
+
+
+def test_a_dict_event_is_json() -> None:
+    error = wire.encode_error_chunk("r", "boom \x7f", "INTERNAL_ERROR")
+    assert json.loads(encode_event(error)[6:-2]) == error
+
+
+class _Stream:
+    """An ``AgentStream``-like source whose chunks the test releases one by one."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self.gate: asyncio.Queue[Chunk | None] = asyncio.Queue()
+
+    @property
+    def full_stream(self) -> Any:
+        async def gen() -> Any:
+            while (chunk := await self.gate.get()) is not None:
+                yield chunk
+
+        return gen()
+
+
+async def _serve(
+    response: SseResponse, disconnect: asyncio.Event, sent: list[dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    sent = [] if sent is None else sent
+    received = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal received
+        if not received:
+            received = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+        await disconnect.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await response({"type": "http", "method": "POST", "path": "/"}, receive, send)
+    return sent
+
+
+async def test_the_last_frame_closes_the_body() -> None:
+    stream = _Stream("r1")
+    pump = StreamPump(stream, set())
+    for chunk in _chunks()[:2]:
+        stream.gate.put_nowait(chunk)
+    stream.gate.put_nowait(None)
+    sent = await _serve(SseResponse(pump), asyncio.Event())
+    assert sent[0]["type"] == "http.response.start" and sent[0]["status"] == 200
+    headers = dict(sent[0]["headers"])
+    assert (
+        headers[b"content-type"].startswith(b"text/event-stream")
+        and headers[wire.RUN_ID_HEADER.lower().encode()] == b"r1"
+    )
+    bodies = sent[1:]
+    assert all(m["more_body"] for m in bodies[:-1]) and bodies[-1]["more_body"] is False
+    text = b"".join(m["body"] for m in bodies).decode("ascii")
+    events = [e for e in text.split("\n\n") if e]
+    assert events[-1] == f"data: {wire.SSE_DONE}"
+    assert [json.loads(e[6:])["type"] for e in events[:-1]] == ["start", "text-delta"]
+
+
+async def test_idle_stream_pings_then_a_hang_up_ends_the_response_not_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sse, "PING_SECONDS", 0.01)
+    stream = _Stream("r2")
+    pumps: set[StreamPump] = set()
+    pump = StreamPump(stream, pumps)
+    disconnect = asyncio.Event()
+    sent_so_far: list[dict[str, Any]] = []
+    served = asyncio.ensure_future(_serve(SseResponse(pump), disconnect, sent_so_far))
+    stream.gate.put_nowait(_chunks()[0])
+    while sum(m.get("body") == b": ping\n\n" for m in sent_so_far) < 2:  # idle: pinged, more than once
+        await asyncio.sleep(0.01)
+    disconnect.set()  # the client goes away
+    sent = await served
+    assert sent[-1] == {"type": "http.response.body", "body": b"", "more_body": False}
+    assert all(wire.SSE_DONE.encode() not in m.get("body", b"") for m in sent)
+    assert not pump.task.done() and pump in pumps  # the run goes on without its reader
+    stream.gate.put_nowait(_chunks()[1])
+    stream.gate.put_nowait(None)
+    await pump.wait()
+    assert pump not in pumps
+    assert [c["type"] for c in pump.chunks()] == ["text-delta"]  # what nobody read is still there
+
+
+class _Unencodable:
+    """A chunk-like object the JSON encoder refuses."""
+
+    type = "tool-result"
+
+    def model_dump_json(self, **kw: Any) -> str:
+        raise ValueError("not JSON")
+
+    def to_json(self) -> dict[str, Any]:
+        raise ValueError("not JSON")
+
+
+async def test_a_chunk_the_encoder_refuses_becomes_an_in_band_error_and_ends_the_answer() -> None:
+    stream = _Stream("r3")
+    pump = StreamPump(stream, set())
+    for item in (_chunks()[0], _Unencodable(), _chunks()[1]):
+        stream.gate.put_nowait(item)  # type: ignore[arg-type]
+    stream.gate.put_nowait(None)
+    await pump.wait()
+    sent = await _serve(SseResponse(pump), asyncio.Event())
+    assert sent[-1]["more_body"] is False
+    events = [e for e in b"".join(m["body"] for m in sent[1:]).decode("ascii").split("\n\n") if e]
+    assert events[-1] == f"data: {wire.SSE_DONE}"
+    error = json.loads(events[-2][6:])
+    assert error["type"] == "error" and error["payload"]["code"] == wire.INTERNAL_ERROR
+    assert "not JSON" not in events[-2]  # no internals
+    assert [json.loads(e[6:])["type"] for e in events[:-1]] == ["start", "error"]  # nothing after the error
+
+    again = _Stream("r4")
+    whole = StreamPump(again, set())
+    for item in (_chunks()[0], _Unencodable(), _chunks()[1]):
+        again.gate.put_nowait(item)  # type: ignore[arg-type]
+    again.gate.put_nowait(None)
+    await whole.wait()
+    assert [c["type"] for c in whole.chunks()] == ["start", "error"]  # the answer sent whole: the same
