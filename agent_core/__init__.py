@@ -1,13 +1,16 @@
 """Warden's runtime: agents, tools, approval before execution, suspension during it.
 
 The public names are loaded on first use (PEP 562): ``import agent_core.errors`` or
-``from agent_core import wire`` does not build every pydantic model of the runtime, which
-keeps the console's first frame and the headless commands quick.
+``from agent_core import wire`` does not build every pydantic model of the runtime, nor load
+hashlib, json and the canonical JSON of ``fingerprint``, which keeps the console's first frame
+and the headless commands quick (bench/console_stream.py).
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -51,10 +54,6 @@ if TYPE_CHECKING:
     from agent_core.tools import Tool, ToolContext, ToolWriter, create_tool, tool
     from agent_core.views import Grant, PendingToolCall, SuspendedRun, SuspendedRunList
 
-# ``fingerprint`` is also a submodule's name: importing the submodule anywhere would make the
-# package attribute the module, so the function is bound now (the module is small).
-from agent_core.fingerprint import fingerprint
-
 #: public name -> the module that defines it
 _EXPORTS: dict[str, str] = {
     "Agent": "agent_core.agent",
@@ -85,6 +84,7 @@ _EXPORTS: dict[str, str] = {
     "ToolOutputNotSerializable": "agent_core.errors",
     "WardenError": "agent_core.errors",
     "WrongDecisionKind": "agent_core.errors",
+    "fingerprint": "agent_core.fingerprint",
     "ToolHookCall": "agent_core.hooks",
     "mcp_tools": "agent_core.mcp",
     "Memory": "agent_core.memory",
@@ -117,6 +117,21 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted([*globals(), *_EXPORTS])
+
+
+class _Package(types.ModuleType):
+    """``fingerprint`` is a public function and its submodule's name: loading the submodule
+    (``from agent_core.fingerprint import ...`` anywhere) sets the package's attribute to the
+    module, after which ``from agent_core import fingerprint`` would give the module. This keeps
+    the function there, as when it was bound at import (and costs nothing per call)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "fingerprint" and isinstance(value, types.ModuleType):
+            value = value.fingerprint
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 __all__ = [

@@ -25,8 +25,10 @@ class AppLoadError(WardenError):
     code = "APP_LOAD_ERROR"
 
 
-def load_runtime(spec: str) -> Runtime:
-    """``"package.module:attr"`` -> the ``Runtime`` it names; a zero-argument factory is called."""
+def load_runtime(spec: str, *, policy: str | None = None, shadow_policy: str | None = None) -> Runtime:
+    """``"package.module:attr"`` -> the ``Runtime`` it names; a zero-argument factory is called.
+    ``policy`` / ``shadow_policy``: policy files to enforce / audit (else ``$WARDEN_POLICY`` /
+    ``$WARDEN_SHADOW_POLICY``; ``agent_core.policy_env``)."""
     from agent_core.runtime import Runtime
 
     module_name, _, attr = spec.partition(":")
@@ -64,6 +66,6 @@ def load_runtime(spec: str) -> Runtime:
     from agent_core.policy_env import apply_policy_env
 
     try:
-        return apply_policy_env(obj)
+        return apply_policy_env(obj, policy, shadow_policy)
     except WardenError as exc:  # a bad --policy file: one line, like a bad --app
         raise AppLoadError(exc.message) from exc

@@ -92,6 +92,8 @@ class TranscriptEntry(_View):
 
 
 def _call_state_label(call: CallState) -> str:
+    if call.blocked:  # a policy deny: not an operator's decline, and nothing can approve it
+        return "blocked by policy"
     if call.status == "done":
         return {"denied": "declined", "error": "failed"}.get(call.result_kind or "", "done")
     return {

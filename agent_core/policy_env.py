@@ -1,9 +1,9 @@
 """``--policy FILE`` / ``WARDEN_POLICY`` and ``--shadow-policy FILE`` / ``WARDEN_SHADOW_POLICY``.
 
-The command line names policy files through the environment (as ``--db`` names the store
-through ``WARDEN_DB``), so every way a runtime is loaded (the demo agents, ``--app``,
-``warden serve``'s worker) applies the same files. A file whose self-tests fail is
-refused: a policy is enforced only once its own examples hold.
+The command line checks the files it is given (``--policy``, else the variable) and hands
+their paths to whatever loads the runtime (``load_runtime``, the demo agents, ``warden
+serve``), as it hands over ``--db``; a loader given none reads the variables. A file whose
+self-tests fail is refused: a policy is enforced only once its own examples hold.
 """
 
 from __future__ import annotations
@@ -31,12 +31,13 @@ def load_checked(path: str) -> Policy:
     return policy
 
 
-def apply_policy_env(runtime: Runtime) -> Runtime:
-    """Give ``runtime`` the policies ``WARDEN_POLICY`` / ``WARDEN_SHADOW_POLICY`` name (they replace its own)."""
-    path = os.environ.get(POLICY_ENV)
+def apply_policy_env(runtime: Runtime, policy: str | None = None, shadow_policy: str | None = None) -> Runtime:
+    """Give ``runtime`` the policy files ``policy`` / ``shadow_policy`` name, else those of
+    ``WARDEN_POLICY`` / ``WARDEN_SHADOW_POLICY`` (they replace its own)."""
+    path = policy or os.environ.get(POLICY_ENV)
     if path:
         runtime.policy = load_checked(path)
-    shadow = os.environ.get(SHADOW_POLICY_ENV)
+    shadow = shadow_policy or os.environ.get(SHADOW_POLICY_ENV)
     if shadow:
         runtime.shadow_policy = load_checked(shadow)
     return runtime

@@ -17,7 +17,6 @@ from these rules, ``warden_server.ui`` builds escaped HTML.
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -86,7 +85,10 @@ def split_unsafe(text: str, *, multiline: bool = True) -> list[tuple[str, bool]]
 
 
 def to_json(value: Any, *, indent: int | None = 2) -> str:
-    """JSON text of ``value`` as the model sent it (keys in their order, non-ASCII kept)."""
+    """JSON text of ``value`` as the model sent it (keys in their order, non-ASCII kept).
+    (``json`` is imported here: the console's first frame shows no JSON, and needs no ``json``.)"""
+    import json
+
     return json.dumps(value, indent=indent, ensure_ascii=False, default=str)
 
 

@@ -15,6 +15,9 @@ Printed in one run, each a median of ``--repeat`` fresh processes (headless term
 
 ``--root DIR`` measures another source tree (e.g. an export of an older commit: before/after).
 ``--log-chunks N`` adds the log pane's throughput (N text-delta chunks while keys are typed).
+``--instructions N``: the first frame in CPU instructions too (valgrind's callgrind, N runs each,
+the fewest): on a loaded machine wall times swing by tens of percent, instruction counts by
+well under one.
 """
 
 from __future__ import annotations
@@ -311,6 +314,28 @@ async def log_throughput(n: int) -> dict[str, float]:
     return {"chunks_per_s": n / elapsed, "seconds": elapsed}
 
 
+def instructions_until_frame(app_code: str, env: dict[str, str], cwd: Path, *, root: Path) -> int:
+    """CPU instructions (callgrind's ``Ir``) from process start to the first frame (exit there)."""
+    import re
+
+    frame_exit = 'print("FRAME", flush=True); import os; os._exit(0)'
+    code = HARNESS.format(root=str(root), ready=PROMPT_READY).replace('print("FRAME", flush=True)', frame_exit)
+    with tempfile.TemporaryDirectory() as tmp:
+        valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/callgrind.out"]
+        out = subprocess.run(
+            [*valgrind, sys.executable, "-c", code + app_code],
+            env=env,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+    found = re.search(r"Collected : (\d+)", out.stderr)
+    if "FRAME" not in out.stdout or found is None:
+        raise SystemExit(f"no first frame under valgrind:\n{out.stderr[-2000:]}")
+    return int(found.group(1))
+
+
 def med(xs: list[float]) -> float:
     return statistics.median(xs)
 
@@ -324,6 +349,7 @@ def main() -> None:
     parser.add_argument("--pending", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--log-chunks", type=int, default=0)
+    parser.add_argument("--instructions", type=int, default=0, help="runs each under callgrind (0: none)")
     parser.add_argument("--root", type=Path, default=ROOT, help="source tree to measure (default: this one)")
     ns = parser.parse_args()
     root = ns.root.resolve()
@@ -363,6 +389,18 @@ def main() -> None:
             f"(ratio {warden['READY'] / hello['READY']:.2f})  ·  plain Screen {same['READY']:.3f} s "
             f"(ratio {same['READY'] / hello['READY']:.2f})"
         )
+        if ns.instructions:
+            counts = {name: 0 for name in apps}
+            for _ in range(ns.instructions):
+                for name, app_code in apps.items():
+                    n = instructions_until_frame(app_code, env, root, root=root)
+                    counts[name] = min(counts[name] or n, n)
+            print(
+                f"              in CPU instructions (callgrind, fewest of {ns.instructions}): hello-world "
+                f"{counts['hello'] / 1e6:.0f} M  ·  warden {counts['warden'] / 1e6:.0f} M "
+                f"(ratio {counts['warden'] / counts['hello']:.3f})  ·  plain Screen {counts['same'] / 1e6:.0f} M "
+                f"(ratio {counts['same'] / counts['hello']:.3f})"
+            )
         small = Path(tmp) / "small.db"
         bulk_pending(small, root, 5)
         bare = time_command([sys.executable, "-c", "pass"], ns.repeat, env, root)

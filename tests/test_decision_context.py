@@ -100,6 +100,39 @@ async def test_two_calls_in_one_step_after_thread_history(tmp_path: Path) -> Non
         assert [tc["name"] for tc in entries[1].tool_calls] == ["lookup", "delete_record"]
 
 
+async def test_a_call_a_policy_blocked_is_named_so_beside_the_one_waiting(tmp_path: Path) -> None:
+    """The dialog's "Also" line tells a policy deny from an operator's decline."""
+    from agent_core import Policy
+
+    def fn(messages: list[Message], info: ModelRequestInfo) -> ModelResponse:
+        if messages[-1].role == "user":
+            return ModelResponse(
+                tool_calls=[ToolCall("lookup", {"id": "abc"}, "c1"), ToolCall("delete_record", {"id": "abc"}, "c2")]
+            )
+        return ModelResponse(text="done")
+
+    policy = Policy.from_dict(
+        {
+            "rules": [
+                {"id": "reads-reviewed", "tools": ["lookup"], "decision": "ask"},
+                {"id": "kept", "tools": ["delete_record"], "decision": "deny", "reason": "kept this week"},
+            ]
+        }
+    )
+    log: list[str] = []
+    agent = Agent(id="ops", model=_model(fn), tools=_tools(log))
+    async with Runtime(agents={"ops": agent}, storage=SqliteStore(tmp_path / "w.db"), policy=policy) as rt:
+        result = await agent.generate("look abc up and delete it")
+        assert result.finish_reason == "suspended"
+        ctx = call_context(await _state(rt, result.run_id), "c1")
+        assert ctx is not None and ctx.policy_rule == "reads-reviewed"
+        assert [(c.tool_name, c.state) for c in ctx.step_calls] == [
+            ("lookup", "waiting for approval"),
+            ("delete_record", "blocked by policy"),
+        ]
+        assert log == []
+
+
 async def test_a_call_several_steps_in_keeps_the_original_request(tmp_path: Path) -> None:
     log: list[str] = []
 

@@ -212,3 +212,92 @@ async def test_policy_option_on_the_runs_commands(tmp_path: Path) -> None:
     for args in (("list", "--db", db), ("sweep", *app)):
         done = run(*args, "--policy", str(good))
         assert done.returncode == 0, (args, done.stderr)
+
+
+def test_policy_files_travel_in_the_settings_not_the_environment(tmp_path: Path, monkeypatch) -> None:
+    """``--policy`` / ``--shadow-policy`` are checked and put in the command's ``Settings``, as
+    ``--db`` is; whatever loads the runtime from those settings applies them. The process's
+    environment is not written (a later runtime in the same process, or a child, sees none)."""
+    import os
+
+    from agent_core.policy import Policy
+    from tests.apps.policy_app import DELETES_ASK
+    from warden_cli.common import merge_settings
+    from warden_cli.policy import use_policy_files
+    from warden_demo.runtime_choice import Settings, runtime_and_store_label
+
+    good, shadow = tmp_path / "deletes.toml", tmp_path / "shadow.toml"
+    good.write_text(DELETES_ASK, encoding="utf-8")
+    shadow.write_text(PAYMENTS, encoding="utf-8")
+    for name in ("WARDEN_POLICY", "WARDEN_SHADOW_POLICY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("WARDEN_TEST_DB", str(tmp_path / "w.db"))
+    monkeypatch.setenv("WARDEN_TEST_EXEC", str(tmp_path / "exec.db"))
+
+    assert use_policy_files(str(good), str(shadow)) == (str(good), str(shadow))
+    assert use_policy_files(None, None) == (None, None)
+    assert "WARDEN_POLICY" not in os.environ and "WARDEN_SHADOW_POLICY" not in os.environ
+
+    class Ctx:  # what typer gives a subcommand: the root command's Settings in ``obj``
+        obj = Settings(db=str(tmp_path / "w.db"), policy=str(shadow), shadow_policy=str(shadow))
+
+    merged = merge_settings(Ctx(), None, None, policy=str(good))  # type: ignore[arg-type]
+    assert (merged.policy, merged.shadow_policy) == (str(good), str(shadow))  # the subcommand's over the root's
+    assert merge_settings(Ctx(), None, None).policy == str(shadow)
+
+    app = Settings(app="tests.apps.policy_app:runtime", policy=str(good), shadow_policy=str(shadow))
+    runtime, _ = runtime_and_store_label(app)
+    assert runtime.policy.version == Policy.load(good).version
+    assert runtime.shadow_policy.version == Policy.load(shadow).version
+    demo, _ = runtime_and_store_label(Settings(db=str(tmp_path / "demo.db"), policy=str(good)))
+    assert demo.policy.version == Policy.load(good).version and demo.shadow_policy is None
+    assert runtime_and_store_label(Settings(app="tests.apps.policy_app:runtime"))[0].policy is None
+    assert "WARDEN_POLICY" not in os.environ
+
+
+def test_serve_enforces_its_policy_option_without_the_variable(tmp_path: Path) -> None:
+    """``warden serve --policy FILE --app M:A``: the file reaches the server's runtime as an
+    argument (no ``WARDEN_POLICY`` anywhere): a delete the app itself never gates waits for a person."""
+    import os
+    import threading
+
+    import httpx
+
+    from tests.apps.policy_app import DELETES_ASK
+    from tests.server.helpers import first, parse_sse
+    from warden_server.cli import READY_PREFIX
+
+    good = tmp_path / "deletes.toml"
+    good.write_text(DELETES_ASK, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WARDEN_")}
+    env.update(WARDEN_TEST_DB=str(tmp_path / "w.db"), WARDEN_TEST_EXEC=str(tmp_path / "exec.db"), PYTHONPATH=str(ROOT))
+    args = ["serve", "--app", "tests.apps.policy_app:runtime", "--port", "0", "--policy", str(good)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "warden_cli", *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        bufsize=1,
+    )
+    guard = threading.Timer(120, proc.kill)  # a safety net against a server that never starts
+    guard.start()
+    try:
+        url = ""
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.startswith(READY_PREFIX):
+                url = line[len(READY_PREFIX) :].strip()
+                break
+        guard.cancel()
+        assert url, "warden serve did not start"
+        threading.Thread(target=lambda: [None for _ in proc.stdout or ()], daemon=True).start()
+        r = httpx.post(f"{url}/api/agents/ops/stream", json={"messages": "tidy up"}, timeout=60)
+        assert r.status_code == 200, r.text
+        approval = first(parse_sse(r.text), "tool-call-approval")
+        assert approval["payload"]["policyRule"] == "deletes" and approval["payload"]["toolName"] == "delete_record"
+    finally:
+        guard.cancel()
+        proc.terminate()
+        proc.wait(timeout=60)

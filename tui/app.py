@@ -12,7 +12,7 @@ from textual import events
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 from textual.widget import AwaitMount
-from textual.widgets import Input, Select, Switch
+from textual.widgets import Input, Select
 from textual.worker import Worker
 
 from storage.errors import WardenError  # not ``agent_core``'s: the first frame needs no runtime module
@@ -163,10 +163,12 @@ class WardenApp(App[None]):
         )
 
     def apply_cursor_blink(self, screen: Screen) -> None:
-        """Inputs blink unless the app was made with ``cursor_blink=False`` (stable snapshots)."""
+        """Inputs and text areas blink unless the app was made with ``cursor_blink=False``: a
+        snapshot then shows the cursor whatever the time its screen took to come (a blinking one
+        is hidden half of each second)."""
         if not self.settings.cursor_blink:
-            for widget in screen.query(Input):
-                widget.cursor_blink = False
+            for widget in screen.query("Input, TextArea"):
+                widget.cursor_blink = False  # type: ignore[attr-defined]
 
     @property
     def run_screen(self) -> RunScreen:
@@ -498,6 +500,10 @@ class WardenApp(App[None]):
         if not (is_call_dialog(top) or is_picker(top)) or event.key == "escape":
             return False
         if not getattr(top, "bounced", False):
+            # ``Switch`` here, not at the top: its module is ≈ 1 ms of the first frame, and only
+            # the resume form (imported later) makes switches
+            from textual.widgets import Switch
+
             focused = self.focused
             field = isinstance(focused, Input | Select | Switch) and focused.screen is top
             if field and self.clock() - top.opened_at >= self.guard.open_guard:

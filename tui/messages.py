@@ -1,12 +1,16 @@
-"""Messages the console's screens, widgets and workers post upward (dataclasses, posting-style).
+"""Messages the console's screens, widgets and workers post upward (posting-style).
 
 Down the tree (app -> screen -> widget) the console calls methods and sets
 attributes; up the tree it posts one of these, handled by the ``WardenApp``.
+
+Plain classes, not dataclasses: the run screen imports
+them before the first frame, and generating nine dataclasses' methods (``exec`` of their
+source) was ≈ 1.8 ms of the console's start-up (bench/console_stream.py). Nothing compares
+or prints messages by their fields.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from textual.message import Message
@@ -16,65 +20,68 @@ if TYPE_CHECKING:
     from tui.reconcile import Removal
 
 
-@dataclass
 class RunRequested(Message):
     """The operator sent a prompt to an agent (run screen -> app, which starts the run)."""
 
-    agent_id: str
-    prompt: str
+    def __init__(self, agent_id: str, prompt: str) -> None:
+        self.agent_id = agent_id
+        self.prompt = prompt
+        super().__init__()
 
 
-@dataclass
 class DecisionNeeded(Message):
     """A live stream (or a stored run) has a call waiting for the operator."""
 
-    call: PendingCall
-    open_dialog: bool = True
+    def __init__(self, call: PendingCall, open_dialog: bool = True) -> None:
+        self.call = call
+        self.open_dialog = open_dialog
+        super().__init__()
 
 
-@dataclass
 class CallResolved(Message):
     """A pending call was decided (here or elsewhere): drop it from lists."""
 
-    run_id: str
-    tool_call_id: str
+    def __init__(self, run_id: str, tool_call_id: str) -> None:
+        self.run_id = run_id
+        self.tool_call_id = tool_call_id
+        super().__init__()
 
 
-@dataclass
 class CallsGone(Message):
     """A store poll found listed calls no longer pending (decided elsewhere, or their run ended):
     the app closes their dialogs (run screen -> app)."""
 
-    removals: list[Removal]
+    def __init__(self, removals: list[Removal]) -> None:
+        self.removals = removals
+        super().__init__()
 
 
-@dataclass
 class OpenCall(Message):
     """Open the decision dialog of a call (from the pending panel or the picker)."""
 
-    call: PendingCall
+    def __init__(self, call: PendingCall) -> None:
+        self.call = call
+        super().__init__()
 
 
-@dataclass
 class DecideCall(Message):
     """Decide a call without its dialog: ``y``/``n`` in the pending picker (picker -> app).
     An approval carries the listed call's fingerprint."""
 
-    call: PendingCall
-    approve: bool
+    def __init__(self, call: PendingCall, approve: bool) -> None:
+        self.call = call
+        self.approve = approve
+        super().__init__()
 
 
-@dataclass
 class ReviewWaiting(Message):
     """The operator asked for the dialog of the first call waiting in the banner (``f2``)."""
 
 
-@dataclass
 class DeadlinePassed(Message):
     """A listed approval is past its deadline: the app sweeps (a local runtime) so it becomes expired."""
 
 
-@dataclass
 class KeysReady(Message):
     """The screen that held keys is ready: the app replays them (app -> itself, behind the keys
     already read, so the order is kept)."""

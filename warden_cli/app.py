@@ -87,8 +87,10 @@ def root(
     --db, --app, --server and --token given here apply to the subcommands too."""
     if server and (db or app_spec):
         fail(f"{'--db' if db else '--app'} and --server: give one (a local store, or a Warden server)", 2)
-    use_policy_files(policy, shadow_policy)
-    ctx.obj = Settings(db=db, app=app_spec, model=model, server=server, token=token)
+    policy, shadow_policy = use_policy_files(policy, shadow_policy)
+    ctx.obj = Settings(
+        db=db, app=app_spec, model=model, server=server, token=token, policy=policy, shadow_policy=shadow_policy
+    )
     if ctx.invoked_subcommand is None:
         from warden_cli.console import open_local_console, open_remote_console
 

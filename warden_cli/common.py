@@ -88,9 +88,11 @@ def merge_settings(
     server: str | None = None,
     token: str | None = None,
     *,
+    policy: str | None = None,
     from_env: bool = True,
 ) -> Settings:
-    """A subcommand's ``--db``/``--app``/``--server``/``--token`` over the root command's; then
+    """A subcommand's ``--db``/``--app``/``--server``/``--token``/``--policy`` (checked:
+    ``warden_cli.policy.use_policy_files``) over the root command's; then
     ``$WARDEN_SERVER`` when no store was named (unless ``from_env`` is False: a group passing its
     options on to a subcommand). A store and a server together is a usage error."""
     base: Settings = ctx.obj if isinstance(ctx.obj, Settings) else Settings()
@@ -100,6 +102,8 @@ def merge_settings(
         model=base.model,
         server=server or base.server,
         token=token or base.token,
+        policy=policy or base.policy,
+        shadow_policy=base.shadow_policy,
     )
     return with_server_default(merged, from_env=from_env)
 

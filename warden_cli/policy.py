@@ -141,20 +141,23 @@ ShadowPolicyOption = Annotated[
 ]
 
 
-def use_policy_files(policy: str | None, shadow_policy: str | None) -> None:
-    """Check ``--policy`` / ``--shadow-policy`` (or their variables) now, before any UI or server starts,
-    and pass them on through the environment to wherever the runtime is loaded."""
-    if not (policy or shadow_policy or os.environ.get("WARDEN_POLICY") or os.environ.get("WARDEN_SHADOW_POLICY")):
-        return  # nothing to check: agent_core is not imported for it
+def use_policy_files(policy: str | None, shadow_policy: str | None) -> tuple[str | None, str | None]:
+    """``--policy`` / ``--shadow-policy`` (else their variables), checked now, before any UI or
+    server starts: the paths to put in the command's ``Settings``, which hand them to wherever
+    the runtime is loaded, as ``--db``. The process's environment is left as it was."""
+    paths = (
+        policy or os.environ.get("WARDEN_POLICY") or None,
+        shadow_policy or os.environ.get("WARDEN_SHADOW_POLICY") or None,
+    )
+    if not any(paths):
+        return paths  # nothing to check: agent_core is not imported for it
     from agent_core.errors import WardenError
-    from agent_core.policy_env import POLICY_ENV, SHADOW_POLICY_ENV, load_checked
+    from agent_core.policy_env import load_checked
 
-    for value, env in ((policy, POLICY_ENV), (shadow_policy, SHADOW_POLICY_ENV)):
-        path = value or os.environ.get(env)
-        if not path:
-            continue
-        try:
-            load_checked(path)
-        except WardenError as exc:
-            fail(exc.message, 2)
-        os.environ[env] = path
+    for path in paths:
+        if path:
+            try:
+                load_checked(path)
+            except WardenError as exc:
+                fail(exc.message, 2)
+    return paths

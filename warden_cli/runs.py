@@ -78,9 +78,9 @@ def runs_list(
     per_page: Annotated[int, typer.Option("--per-page", min=1, max=1000)] = 50,
 ) -> None:
     """List runs waiting for a decision, newest first."""
-    use_policy_files(policy, None)
+    policy, _ = use_policy_files(policy, None)
     list_runs(
-        merge_settings(ctx, db, app_spec, server, token),
+        merge_settings(ctx, db, app_spec, server, token, policy=policy),
         as_json=as_json,
         thread=thread,
         resource=resource,
@@ -176,7 +176,7 @@ def runs_show(
 ) -> None:
     """Show a pending run: the request that started it, the model's text before each call, the
     calls (k of n in their step), arguments, fingerprints, input schemas, and decisions taken."""
-    use_policy_files(policy, None)
+    policy, _ = use_policy_files(policy, None)
     from agent_core.decision_context import run_context
     from tui.untrusted import escape_unsafe, to_json
 
@@ -248,7 +248,7 @@ def runs_show(
                 typer.echo(line + (f": {_clean(d.reason)}" if d.reason else ""))
 
     run_arg = run
-    run_on_runtime(merge_settings(ctx, db, app_spec, server, token), go)
+    run_on_runtime(merge_settings(ctx, db, app_spec, server, token, policy=policy), go)
 
 
 async def _print_stream(stream: Any, *, as_json: bool = False) -> None:
@@ -330,7 +330,7 @@ def runs_approve(
     """Approve a pending call; the tool runs and the agent continues.
 
     --fingerprint refers to the call as presented (its original arguments), also with --args."""
-    use_policy_files(policy, None)
+    policy, _ = use_policy_files(policy, None)
     edited: dict[str, Any] | None = None
     if args is not None:
         try:
@@ -339,7 +339,7 @@ def runs_approve(
             fail(f"--args is not valid JSON: {error}", 2)
         if not isinstance(edited, dict):
             fail("--args must be a JSON object", 2)
-    settings = merge_settings(ctx, db, app_spec, server, token)
+    settings = merge_settings(ctx, db, app_spec, server, token, policy=policy)
     who = _decider(settings, actor)
 
     async def go(runtime: Any) -> None:
@@ -368,8 +368,8 @@ def runs_decline(
     as_json: JsonOption = False,
 ) -> None:
     """Decline a pending call; the tool never runs and the model is told why."""
-    use_policy_files(policy, None)
-    settings = merge_settings(ctx, db, app_spec, server, token)
+    policy, _ = use_policy_files(policy, None)
+    settings = merge_settings(ctx, db, app_spec, server, token, policy=policy)
     who = _decider(settings, actor)
 
     async def go(runtime: Any) -> None:
@@ -395,12 +395,12 @@ def runs_resume(
     as_json: JsonOption = False,
 ) -> None:
     """Resume a suspended tool with data matching its resume schema."""
-    use_policy_files(policy, None)
+    policy, _ = use_policy_files(policy, None)
     try:
         resume_data = json.loads(data)
     except ValueError as error:
         fail(f"--data is not valid JSON: {error}", 2)
-    settings = merge_settings(ctx, db, app_spec, server, token)
+    settings = merge_settings(ctx, db, app_spec, server, token, policy=policy)
     who = _decider(settings, actor)
 
     async def go(runtime: Any) -> None:
@@ -428,8 +428,8 @@ def runs_recover(
     """Recover runs left behind by a crash: continue those whose calls all have results,
     put decided calls whose tool never started back to pending, re-run interrupted
     calls of idempotent tools. Needs --app (the agents continue the runs), or --server."""
-    use_policy_files(policy, None)
-    settings = merge_settings(ctx, db, app_spec, server, token)
+    policy, _ = use_policy_files(policy, None)
+    settings = merge_settings(ctx, db, app_spec, server, token, policy=policy)
     if settings.app is None and not settings.server:
         fail("warden runs recover needs --app module:runtime (the agents continue the runs) or --server URL", 2)
 
@@ -453,8 +453,8 @@ def runs_sweep(
     """Expire approvals past their deadline (approval_timeout): the tools never run, the
     models are told, the runs continue here for the agents of --app (or the demo agents of --db);
     runs hosted elsewhere that ask for handover (an MCP proxy's) are recorded for their host."""
-    use_policy_files(policy, None)
-    settings = merge_settings(ctx, db, app_spec, server, token)
+    policy, _ = use_policy_files(policy, None)
+    settings = merge_settings(ctx, db, app_spec, server, token, policy=policy)
 
     async def go(runtime: Any) -> None:
         expired = await runtime.sweep()

@@ -44,7 +44,7 @@ def serve_command(
     """Serve a Runtime over HTTP (Mastra-compatible API; see docs/server.md)."""
     from warden_server.cli import ServeError, serve
 
-    use_policy_files(policy, shadow_policy)
+    policy, shadow_policy = use_policy_files(policy, shadow_policy)
 
     if app_spec and db:
         fail("--db names the store of the demo agents; with --app your Runtime names its own store", 2)
@@ -62,6 +62,8 @@ def serve_command(
             webhook_unsigned=webhook_unsigned,
             public_url=public_url,
             link_actor=link_actor,
+            policy=policy,
+            shadow_policy=shadow_policy,
         )
     except ServeError as error:
         fail(str(error), 2)

@@ -1,4 +1,4 @@
-"""What a ``warden`` process runs on: its settings (``--db``, ``--app``, ``--model``, ``--server``),
+"""What a ``warden`` process runs on: its settings (``--db``, ``--app``, ``--model``, ``--server``, ``--policy``),
 the store they name, and the runtime they load (your ``--app``, else the demo agents).
 
 The console's start (``tui.console_start``) and the CLI (``warden_cli``) both need this and must
@@ -41,6 +41,10 @@ class Settings:
     #: a Warden server's URL: the headless commands go through the client SDK (``warden_cli.remote``)
     server: str | None = None
     token: str | None = None
+    #: policy files (checked by the CLI) the loaded runtime enforces / audits; None: ``$WARDEN_POLICY`` /
+    #: ``$WARDEN_SHADOW_POLICY`` (``agent_core.policy_env``)
+    policy: str | None = None
+    shadow_policy: str | None = None
 
 
 def default_db_path() -> Path:
@@ -69,7 +73,7 @@ def runtime_and_store_label(settings: Settings) -> tuple[Any, str]:
         from agent_core.app_loader import load_runtime as load_app
 
         try:
-            runtime = load_app(settings.app)
+            runtime = load_app(settings.app, policy=settings.policy, shadow_policy=settings.shadow_policy)
         except AppLoadError as error:
             raise CliError(error.message) from error
         telemetry_from_env()  # after the app is imported: a provider it sets itself is kept
@@ -81,7 +85,10 @@ def runtime_and_store_label(settings: Settings) -> tuple[Any, str]:
 
 def telemetry_from_env() -> None:
     """The OpenTelemetry SDK, when ``OTEL_*`` variables ask for it and no provider is set yet
-    (``pip install 'warden[otel]'``; docs/operations.md); a mistake in them is one line."""
+    (``pip install 'warden[otel]'``; docs/operations.md); a mistake in them is one line.
+    No ``OTEL_*`` variable asks for nothing: the console's first frame does not import the setup."""
+    if not any(name.startswith("OTEL_") for name in os.environ):
+        return
     from agent_core.telemetry_setup import TelemetrySetupError, configure_from_env
 
     try:
@@ -108,6 +115,7 @@ def demo_runtime_builder(settings: Settings) -> Callable[[], tuple[Any, str]]:
         db = db_location(settings)
         # WARDEN_DEMO_FRAMEWORKS=1 (``make demo``): also the agents of other frameworks (warden_demo/frameworks.py)
         frameworks = os.environ.get("WARDEN_DEMO_FRAMEWORKS", "") == "1"
-        return apply_policy_env(build_demo_runtime(db, model=model, frameworks=frameworks)), describe(db)
+        runtime = build_demo_runtime(db, model=model, frameworks=frameworks)
+        return apply_policy_env(runtime, settings.policy, settings.shadow_policy), describe(db)
 
     return build

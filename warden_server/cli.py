@@ -99,13 +99,14 @@ def _if_installed(module: str) -> str:
     return module
 
 
-def demo_runtime(db: str) -> Runtime:
+def demo_runtime(db: str, policy: str | None = None, shadow_policy: str | None = None) -> Runtime:
     """The demo agents on the store ``db`` names, built as the console and the CLI build them
     (``warden_demo.runtime_choice``); a store it cannot open is a ``ServeError``."""
     from warden_demo.runtime_choice import Settings, runtime_and_store_label
 
     try:
-        runtime: Runtime = runtime_and_store_label(Settings(db=db))[0]
+        settings = Settings(db=db, policy=policy, shadow_policy=shadow_policy)
+        runtime: Runtime = runtime_and_store_label(settings)[0]
         return runtime
     except Exception as exc:  # a directory that cannot be created, a bad URL: one line, as for --app
         raise ServeError(f"the demo agents on {db!r}: {type(exc).__name__}: {exc}") from exc
@@ -146,6 +147,8 @@ def serve(
     public_url: str | None = None,
     link_actor: str | None = None,
     demo_db: str | None = None,
+    policy: str | None = None,
+    shadow_policy: str | None = None,
 ) -> None:
     """Serve the ``Runtime`` named by ``app`` (``module:attr``) until interrupted; without ``app``,
     the demo agents on the store ``demo_db`` names (a SQLite path or a ``postgresql://`` URL).
@@ -155,6 +158,8 @@ def serve(
     without a secret they are refused unless ``webhook_unsigned``.
     ``public_url``: the address browsers reach this server at; with a secret, notifications carry signed
     approval links (``agent_core.approval_links``), decided as ``link_actor`` (default ``approval-link``).
+    ``policy`` / ``shadow_policy``: policy files the runtime enforces / audits (else ``$WARDEN_POLICY`` /
+    ``$WARDEN_SHADOW_POLICY``).
     """
     logging.basicConfig(
         level=getattr(logging, log_level.upper(), logging.INFO),
@@ -176,11 +181,11 @@ def serve(
     # before the warnings: a bad --app is the one line printed
     if app is not None:
         try:
-            runtime = load_runtime(app)
+            runtime = load_runtime(app, policy=policy, shadow_policy=shadow_policy)
         except AppLoadError as exc:
             raise ServeError(exc.message) from exc
     elif demo_db is not None:
-        runtime = demo_runtime(demo_db)
+        runtime = demo_runtime(demo_db, policy, shadow_policy)
     else:
         raise ServeError("nothing to serve: give an app (module:attribute) or the demo agents' store")
     try:

@@ -5,10 +5,12 @@ Studio opens with ``GET /`` (any 2xx means "a server is there"), asks
 status and the model providers; a 404 on any of those either stops it or
 makes it retry in a loop. Shapes follow ``@mastra/server``'s handlers
 (``formatAgent``, ``GET_MEMORY_STATUS_ROUTE``, ``GET_PROVIDERS_ROUTE``,
-``LIST_TOOLS_ROUTE``). Every agent says ``supportsMemory: false`` and memory
+``LIST_TOOLS_ROUTE``, ``GET_EDITOR_BUILDER_SETTINGS_ROUTE``). Every agent says ``supportsMemory: false`` and memory
 status ``result: false``: Studio then drives a chat with ``stream`` and
 ``approve-tool-call`` / ``decline-tool-call`` only, which Warden serves; its
-thread views (``/api/memory/threads...``) are not served.
+thread views (``/api/memory/threads...``) are not served. The agent builder's settings say
+``enabled: false`` and no active model policy, as Mastra's server without an editor: a 404
+there made Studio's chat show "Unable to verify model policy" above the prompt.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ PROVIDERS = "/api/agents/providers"
 MEMORY_STATUS = "/api/memory/status"
 TOOLS = "/api/tools"
 TOOL = "/api/tools/{toolId}"
+BUILDER_SETTINGS = "/api/editor/builder/settings"
 #: Studio's panels for things Warden has none of, answered empty in Mastra's shapes rather than 404
 #: (route name, path, the empty answer, what it lists).
 NONE_OF: list[tuple[str, str, dict[str, Any], str]] = [
@@ -169,6 +172,14 @@ async def get_tool(request: Request) -> Response:
     return JSONResponse(tool)
 
 
+async def builder_settings(request: Request) -> Response:
+    """What Mastra's server answers without an editor (``GET_EDITOR_BUILDER_SETTINGS_ROUTE``): no
+    agent builder, no model policy. Studio's chat reads ``modelPolicy`` to choose which models its
+    picker may offer; Warden's agents have their models in code (and Warden's own policies gate
+    tool calls, not models)."""
+    return JSONResponse({"enabled": False, "modelPolicy": {"active": False}})
+
+
 def _empty(answer: dict[str, Any]) -> Any:
     async def handler(request: Request) -> Response:
         return JSONResponse(answer)
@@ -211,6 +222,18 @@ RESPONSES: dict[str, dict[str, Any]] = {
     },
     "listTools": {"type": "object", "additionalProperties": _TOOL_SCHEMA},
     "getTool": _TOOL_SCHEMA,
+    "getBuilderSettings": {
+        "type": "object",
+        "required": ["enabled", "modelPolicy"],
+        "properties": {
+            "enabled": {"const": False},
+            "modelPolicy": {
+                "type": "object",
+                "required": ["active"],
+                "properties": {"active": {"const": False}},
+            },
+        },
+    },
     "getMemoryConfig": {"type": "object", "required": ["config"], "properties": {"config": {"type": "null"}}},
     "listWorkflows": {"type": "object", "maxProperties": 0},
     "listScorers": {"type": "object", "maxProperties": 0},
@@ -258,5 +281,9 @@ def routes(spec: Any) -> list[tuple[Any, Any]]:
         ),
         (spec("GET", TOOLS, "listTools", "Every tool of the hosted agents, by id"), list_tools),
         (spec("GET", TOOL, "getTool", "One tool, by id"), get_tool),
+        (
+            spec("GET", BUILDER_SETTINGS, "getBuilderSettings", "No agent builder, no model policy (Mastra Studio)"),
+            builder_settings,
+        ),
         *((spec("GET", path, name, summary), _empty(answer)) for name, path, answer, summary in NONE_OF),
     ]

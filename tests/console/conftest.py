@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,19 @@ from tui.backend import LocalBackend
 from tui.console_settings import ConsoleSettings
 from warden_demo.agents import build_demo_runtime
 from warden_demo.model import DemoModel
+
+
+@asynccontextmanager
+async def released(gate: threading.Event) -> AsyncIterator[threading.Event]:
+    """A runtime loader held on ``gate`` (``gate.wait()``, no timeout) until the test opens it:
+    the test waits on a condition, not on a time. (A 10 s timeout ran out on a loaded machine
+    and let the runtime in before the test had looked at the console without it.) Entered after
+    ``app.run_test()``, so the gate is open again before the app's exit awaits the loader,
+    whatever the test did."""
+    try:
+        yield gate
+    finally:
+        gate.set()
 
 
 class FakeClock:

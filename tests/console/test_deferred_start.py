@@ -6,7 +6,7 @@ import threading
 
 from textual.widgets import Select
 
-from tests.console.conftest import demo_runtime, log_text, showing, suspend_runs, type_prompt, wait_for
+from tests.console.conftest import demo_runtime, log_text, released, showing, suspend_runs, type_prompt, wait_for
 from tui.app import WardenApp
 from tui.backend import LocalBackend
 from tui.console_settings import ConsoleSettings
@@ -31,13 +31,13 @@ async def test_the_runtime_loads_after_the_first_frame_then_agents_and_pending_r
     loaded_in: list[str] = []
 
     def load():
-        gate.wait(10)  # held until the first frame is up: nothing of the console waits for it
+        gate.wait()  # held until the first frame is up: nothing of the console waits for it
         loaded_in.append(threading.current_thread().name)
         return LocalBackend(demo_runtime(db_path), store_label=str(db_path))
 
     backend = DeferredBackend(load)
     app = WardenApp(backend, ConsoleSettings(**options()))
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE) as pilot, released(gate):
         await wait_for(pilot, lambda: app.focused is not None and app.focused.id == "prompt", "prompt focused")
         screen = app.run_screen
         assert backend.loaded is None and screen.agents == [] and screen.agent_id is None
@@ -76,12 +76,12 @@ async def test_a_sqlite_store_lists_its_pending_runs_before_the_runtime_is_loade
     gate = threading.Event()
 
     def load():
-        gate.wait(10)
+        gate.wait()
         return LocalBackend(demo_runtime(db_path), store_label=str(db_path))
 
     backend = DeferredBackend(load, peek=SqlitePeek(str(db_path)).list_pending)
     app = WardenApp(backend, ConsoleSettings(**options()))
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE) as pilot, released(gate):
         await wait_for(pilot, lambda: isinstance(app.screen, PendingPicker) and app.screen.calls, "picker")
         picker = app.screen
         assert backend.loaded is None  # listed from the file alone

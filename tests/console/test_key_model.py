@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 
-from tests.console.conftest import FakeClock, demo_runtime, log_text, showing, suspend_runs, wait_for
+from tests.console.conftest import FakeClock, demo_runtime, log_text, released, showing, suspend_runs, wait_for
 from tests.console.keys import RecordingBackend, burst, keys_of
 from tui.app import WardenApp
 from tui.backend import LocalBackend
@@ -81,13 +81,13 @@ async def test_enter_pressed_while_the_agents_load_sends_once_they_are_loaded(db
     inner: list[RecordingBackend] = []
 
     def load() -> RecordingBackend:
-        gate.wait(10)
+        gate.wait()
         inner.append(RecordingBackend(demo_runtime(db_path), store_label=str(db_path)))
         return inner[0]
 
     backend = DeferredBackend(load)
     app = WardenApp(backend, guarded(clock=FakeClock()))
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE) as pilot, released(gate):
         await wait_for(pilot, lambda: prompt_focused(app), "prompt focused")
         assert app.run_screen.agent_id is None  # still loading
         burst(app, keys_of("delete record abc-777\nand"))
@@ -165,14 +165,14 @@ async def test_enter_on_the_picker_while_the_runtime_loads_opens_the_run_when_it
     gate = threading.Event()
 
     def load() -> LocalBackend:
-        gate.wait(10)
+        gate.wait()
         return LocalBackend(demo_runtime(db_path), store_label=str(db_path))
 
     peek = SqlitePeek(str(db_path))
     page = peek.list_pending(page=0, per_page=50, with_counts=True)
     backend = DeferredBackend(load, peek=peek.list_pending)
     app = WardenApp(backend, guarded(clock=FakeClock(), open_picker=True), first_page=page)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE) as pilot, released(gate):
         await wait_for(pilot, lambda: isinstance(app.screen, PendingPicker) and app.screen.calls, "first row")
         burst(app, ["enter"])
         await wait_for(pilot, lambda: "once the runtime has loaded" in log_text(app), "said it waits")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
 from textual.widgets import DataTable, Static, TextArea
 
 from tests.console.conftest import demo_app, demo_runtime, log_text, showing, type_prompt, wait_for
@@ -64,6 +65,16 @@ async def test_edited_args_are_what_the_tool_runs_with(db_path):
     records = list_records(records_path(db_path))
     assert "abc-124" not in records and "abc-123" in records  # the edit ran, not the original
     assert "edited" in await audit_decisions(db_path)
+
+
+@pytest.mark.parametrize("blink", [False, True])
+async def test_the_editor_blinks_only_if_the_console_does(db_path, blink):
+    """``cursor_blink=False`` (snapshots) holds in the argument editor too: a blinking cursor is
+    hidden half of each second, and a snapshot taken on a loaded machine caught it hidden."""
+    app = demo_app(db_path, cursor_blink=blink)
+    async with app.run_test(size=SIZE) as pilot:
+        editor = await open_editor(pilot, "delete record abc-126")
+        assert editor.query_one(TextArea).cursor_blink is blink
 
 
 async def test_invalid_edits_show_inline_and_the_call_stays_pending(db_path):

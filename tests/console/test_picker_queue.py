@@ -73,13 +73,20 @@ async def _setup(path: Path) -> None:
 
 
 async def type_filter(pilot, picker: PendingPicker, text: str) -> None:
+    """Type a filter line and wait until the page of exactly that filter is shown. On a loaded
+    machine the keys come slower than the debounce, and each prefix typed is a query of its own:
+    a page shown (``loads``) may be an earlier prefix's while the last one is in flight."""
     loads = picker.loads
     await pilot.press("slash")
     await wait_for(pilot, lambda: picker.filter_input.has_focus, "filter focused")
     box = picker.filter_input
     box.value = ""
     await pilot.press(*text)
-    await wait_for(pilot, lambda: picker.loads > loads and picker.filter_line == text, f"filtered by {text!r}")
+
+    def shown() -> bool:
+        return picker.filter_line == text and picker.loads > loads and picker.shown_query == picker.query_state
+
+    await wait_for(pilot, shown, f"filtered by {text!r}")
 
 
 async def test_filter_over_ten_thousand_pending_runs_is_the_stores_query(db_path):

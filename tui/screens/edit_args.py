@@ -89,9 +89,7 @@ class EditArgsModal(SubmitOnceModal):
         self.opened_at = self.clock()
         for button in self.query(Button):
             button.can_focus = False  # ctrl+s decides; a typed space or enter only edits
-        editor = self.query_one(TextArea)
-        if not getattr(self.app, "cursor_blink", True):
-            editor.cursor_blink = False
+        self.apply_cursor_blink()
 
     @property
     def editor(self) -> TextArea:

@@ -75,6 +75,10 @@ class PendingPicker(WardenScreen[PendingCall | None]):
         self.total = 0
         self.counts: dict[str, int] = {"approval": 0, "input": 0}
         self.query_state = PendingQuery()
+        #: The query of the page on show: ``query_state`` once the store has answered it (a filter
+        #: typed slower than the debounce is several queries; waiting on ``loads`` alone can see an
+        #: earlier one's page).
+        self.shown_query: PendingQuery | None = None
         self.filter_line = ""
         self.calls: dict[str, PendingCall] = {}
         #: agent id of each listed call's run (for the row's agent column and ``a``).
@@ -118,6 +122,7 @@ class PendingPicker(WardenScreen[PendingCall | None]):
     def on_mount(self) -> None:
         self.opened_at = self.warden_app.clock()
         if self._first_page is not None:
+            self.shown_query = self.query_state
             self.show_page(self._first_page)
             self._first_page = None
         else:
@@ -154,6 +159,7 @@ class PendingPicker(WardenScreen[PendingCall | None]):
             # A key changed the filter or the sort while the store answered: this page is stale,
             # and the reload that key started shows the right one.
             return
+        self.shown_query = query
         self.show_page(page)
 
     def show_page(self, page: PendingPage) -> None:

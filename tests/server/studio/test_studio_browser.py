@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from playwright.sync_api import expect
 
 from tests.server.helpers import TOKEN, raw
 from warden_demo.records import list_records, records_path
@@ -49,6 +50,15 @@ LOGOS = "https://models.dev/logos/"
 START_GUARD_SECONDS = 120
 UI_TIMEOUT_MS = 90_000
 SCREENSHOTS_ENV = "WARDEN_STUDIO_SCREENSHOTS"  # a directory: the test also saves its screenshots there
+#: Studio's chat shows this above the prompt when ``GET /api/editor/builder/settings`` fails.
+POLICY_NOTICE = "Unable to verify model policy"
+BUILDER_SETTINGS = "/api/editor/builder/settings"
+
+# ``page.set_default_timeout`` covers actions, not assertions: ``expect`` kept Playwright's 5 s
+# default here (unless tests/browser's conftest had raised it), and on a loaded machine Studio's
+# first page (a large bundle) or a streamed answer took longer. Every wait below is on a
+# condition; this is its guard, raised as tests/browser does, never lowered.
+expect.set_options(timeout=UI_TIMEOUT_MS)
 
 
 def _require(what: str, ok: bool) -> None:
@@ -145,11 +155,16 @@ def _shot(page, tmp_path: Path, name: str) -> None:
 
 
 def test_mastra_studio_chats_approves_and_declines(studio, tmp_path):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import sync_playwright
 
     origin, url, db = studio
     outside: list[str] = []
     failures: list[str] = []
+    settings_answers: list[int] = []  # the status of each of Studio's reads of the builder settings
+
+    def on_response(response) -> None:
+        if urlsplit(response.url).path == BUILDER_SETTINGS:
+            settings_answers.append(response.status)
 
     def only_loopback(route) -> None:
         host = urlsplit(route.request.url).hostname
@@ -166,6 +181,7 @@ def test_mastra_studio_chats_approves_and_declines(studio, tmp_path):
             page.set_default_timeout(UI_TIMEOUT_MS)
             page.route("**/*", only_loopback)
             page.on("pageerror", lambda e: failures.append(str(e)))
+            page.on("response", on_response)
             page.goto(f"{origin}/?auth_header=Bearer%20{TOKEN}")
 
             # the agents page lists Warden's demo agents
@@ -187,6 +203,13 @@ def test_mastra_studio_chats_approves_and_declines(studio, tmp_path):
             approve = page.get_by_role("button", name="Approve")
             expect(approve).to_have_count(1)
             expect(page.get_by_text("I will delete record abc-123.")).to_be_visible()
+            # the chat has asked for the builder's model policy (events are dispatched only inside
+            # Playwright's calls: nothing is missed between the check and the wait) and was answered,
+            # so no "Unable to verify model policy" notice (Studio shows it once its retries failed)
+            if not settings_answers:
+                page.wait_for_event("response", lambda r: urlsplit(r.url).path == BUILDER_SETTINGS)
+            assert set(settings_answers) == {200}, settings_answers
+            expect(page.get_by_text(POLICY_NOTICE)).to_have_count(0)
             _shot(page, tmp_path, "studio-approval.png")
             assert "abc-123" in list_records(records_path(db))  # gated: nothing ran yet
             approve.click()
@@ -219,6 +242,8 @@ def test_mastra_studio_chats_approves_and_declines(studio, tmp_path):
     unexpected = [u for u in outside if not u.startswith(LOGOS)]
     assert unexpected == [], f"Studio tried to leave loopback: {unexpected}"
     assert failures == [], f"errors in Studio's page: {failures}"
+    # every read answered (a failed one, retried by Studio, ends in the notice)
+    assert settings_answers and set(settings_answers) == {200}, settings_answers
     records = list_records(records_path(db))
     assert "abc-123" not in records and "abc-124" in records
     with raw(url) as c:

@@ -16,6 +16,7 @@ def test_studio_routes_in_mastras_shapes(server):
         assert anon.get("/").status_code == 200
         assert anon.get("/api/agents/ops").status_code == 401
         assert anon.get("/api/tools").status_code == 401
+        assert anon.get("/api/editor/builder/settings").status_code == 401  # requiresAuth in Mastra too
     with raw(server.url) as c:
         detail = c.get("/api/agents/ops", headers=STUDIO).json()
         assert detail["id"] == "ops" and detail["name"] == "Ops"
@@ -37,6 +38,8 @@ def test_studio_routes_in_mastras_shapes(server):
         assert c.get("/api/workflows").json() == {} and c.get("/api/scores/scorers").json() == {}
         assert c.get("/api/processors").json() == {}
         assert c.get("/api/mcp/v0/servers").json() == {"servers": [], "total_count": 0, "next": None}
+        # no agent builder and no model policy, as Mastra without an editor (Studio's chat reads it)
+        assert c.get("/api/editor/builder/settings").json() == {"enabled": False, "modelPolicy": {"active": False}}
         openapi = c.get("/openapi.json").json()["paths"]
         for path in (
             "/",
@@ -49,6 +52,7 @@ def test_studio_routes_in_mastras_shapes(server):
             "/api/workflows",
             "/api/memory/config",
             "/api/mcp/v0/servers",
+            "/api/editor/builder/settings",
         ):
             assert "get" in openapi[path], path
         assert "security" not in openapi["/api/auth/capabilities"]["get"]
