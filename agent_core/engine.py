@@ -35,7 +35,7 @@ from agent_core.policy_gate import (
     blocked_message,
     request_policy,
     run_policies,
-    shadow_detail,
+    shadow_finding,
     validated_args,
     verdict,
     with_policy,
@@ -194,6 +194,34 @@ async def drive(agent: AgentDefinition, state: RunState, rt: Execution) -> Async
             yield make_chunk("tool-call", run_id, tool_call_id=call.id, tool_name=call.name, args=call.args)
 
 
+def settle_refused(run_id: str, call: CallState) -> Chunk | None:
+    """Resolve a declined (or policy-blocked) or expired call, and the chunk that says so; ``None`` for
+    any other call. The model is told through the call's result (the engine's and the adapters')."""
+    if call.status == "declined":
+        reason = call.reason or DECLINED_MESSAGE
+        call.resolve("denied", reason)
+        return make_chunk(
+            "tool-output-denied",
+            run_id,
+            tool_call_id=call.id,
+            tool_name=call.name,
+            args=call.args,
+            reason=reason,
+            policy_rule=call.policy_rule if call.blocked else None,
+        )
+    if call.status == "expired":
+        call.resolve("expired", EXPIRED_MESSAGE)
+        return make_chunk(
+            "tool-call-expired",
+            run_id,
+            tool_call_id=call.id,
+            tool_name=call.name,
+            args=call.args,
+            expired_at=datetime.fromtimestamp(call.expired_at or time.time(), UTC),
+        )
+    return None
+
+
 async def _process_calls(agent: AgentDefinition, state: RunState, rt: Execution) -> AsyncIterator[Chunk]:
     """Resolve what can be resolved in this step: gate, deny, then run the rest concurrently."""
     run_id = state.run_id
@@ -225,27 +253,9 @@ async def _process_calls(agent: AgentDefinition, state: RunState, rt: Execution)
             else:
                 call.admit()
             await _shadow(agent, state, call, rt)
-        if call.status == "declined":
-            call.resolve("denied", call.reason or DECLINED_MESSAGE)
-            yield make_chunk(
-                "tool-output-denied",
-                run_id,
-                tool_call_id=call.id,
-                tool_name=call.name,
-                args=call.args,
-                reason=call.reason or DECLINED_MESSAGE,
-                policy_rule=call.policy_rule if call.blocked else None,
-            )
-        elif call.status == "expired":
-            call.resolve("expired", EXPIRED_MESSAGE)
-            yield make_chunk(
-                "tool-call-expired",
-                run_id,
-                tool_call_id=call.id,
-                tool_name=call.name,
-                args=call.args,
-                expired_at=datetime.fromtimestamp(call.expired_at or time.time(), UTC),
-            )
+        settled = settle_refused(run_id, call)
+        if settled is not None:
+            yield settled
     runnable = [c for c in state.calls if c.runnable]
     if runnable:
         # Independent calls of one step run concurrently (a sync tool in its own thread; at most
@@ -350,10 +360,9 @@ async def _shadow(agent: AgentDefinition, state: RunState, call: CallState, rt: 
     enforced = "deny" if call.blocked else "ask" if call.status == "awaiting_approval" else "allow"
     if call.grant_id is not None:
         enforced = "ask"  # gated, then approved by a grant
-    candidate = verdict([rt.shadow_policy], state, call, validated_args(_schema(agent, call), call.args))
-    assert candidate is not None
-    if candidate.decision != enforced or (call.policy_version is not None and candidate.rule_id != call.policy_rule):
-        await _audit(rt, state, call, "policy-shadow", candidate.error, shadow_detail(enforced, call, candidate))
+    finding = shadow_finding(rt.shadow_policy, state, call, enforced, validated_args(_schema(agent, call), call.args))
+    if finding is not None:
+        await _audit(rt, state, call, "policy-shadow", *finding)
 
 
 async def _audit(

@@ -113,6 +113,19 @@ def policy_detail(detail: dict[str, Any] | None, call: CallState | None) -> dict
     return {**(detail or {}), "policy_version": call.policy_version, "policy_rule": call.policy_rule}
 
 
+def shadow_finding(
+    shadow: Policy, state: RunState, call: CallState, enforced: str, args: Mapping[str, Any]
+) -> tuple[str | None, dict[str, Any]] | None:
+    """The ``policy-shadow`` entry (reason, detail) when the candidate policy would have decided ``call``
+    otherwise than ``enforced`` (or by another rule); ``None`` when it agrees. One comparison for the
+    engine and the framework adapters."""
+    candidate = verdict([shadow], state, call, args)
+    assert candidate is not None
+    if candidate.decision == enforced and (call.policy_version is None or candidate.rule_id == call.policy_rule):
+        return None
+    return candidate.error, shadow_detail(enforced, call, candidate)
+
+
 def shadow_detail(enforced: str, call: CallState, candidate: PolicyDecision) -> dict[str, Any]:
     """A ``policy-shadow`` entry: the enforced decision and rule, the candidate's version, decision and rule."""
     return {

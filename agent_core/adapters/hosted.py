@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 from pydantic_core import to_jsonable_python
@@ -22,13 +21,13 @@ from agent_core.adapters.protocol import Framework, Outcome, Pending, Verdict
 from agent_core.agent import Agent
 from agent_core.call_state import CallState, RunState
 from agent_core.chunks import Chunk, make_chunk
-from agent_core.engine import DECLINED_MESSAGE, EXPIRED_MESSAGE, Execution
+from agent_core.engine import Execution, settle_refused
 from agent_core.errors import ModelError, WardenError
 from agent_core.fingerprint import fingerprint
 from agent_core.limits import args_problem
 from agent_core.memory import Memory
 from agent_core.models import LanguageModel, Message, ModelEvent, ModelRequestInfo
-from agent_core.policy_gate import blocked_message, shadow_detail, verdict
+from agent_core.policy_gate import blocked_message, shadow_finding
 from agent_core.telemetry import gated, settled_at_gate
 
 
@@ -176,12 +175,9 @@ class FrameworkAgent(Agent):
         if rt.shadow_policy is None:
             return
         enforced = "deny" if call.blocked else "ask" if call.waiting or call.grant_id is not None else "allow"
-        candidate = verdict([rt.shadow_policy], state, call, policy_args(self, call.name, call.args))
-        assert candidate is not None
-        if candidate.decision != enforced or (
-            call.policy_version is not None and candidate.rule_id != call.policy_rule
-        ):
-            await _audit(rt, state, call, "policy-shadow", candidate.error, shadow_detail(enforced, call, candidate))
+        finding = shadow_finding(rt.shadow_policy, state, call, enforced, policy_args(self, call.name, call.args))
+        if finding is not None:
+            await _audit(rt, state, call, "policy-shadow", *finding)
 
 
 async def _audit(
@@ -194,35 +190,8 @@ async def _audit(
 
 def _settle(state: RunState) -> list[Chunk]:
     """Resolve the step's declined, blocked and expired calls (the framework is told when it resumes)."""
-    out: list[Chunk] = []
-    for call in state.calls:
-        if call.status == "declined":
-            reason = call.reason or DECLINED_MESSAGE
-            call.resolve("denied", reason)
-            out.append(
-                make_chunk(
-                    "tool-output-denied",
-                    state.run_id,
-                    tool_call_id=call.id,
-                    tool_name=call.name,
-                    args=call.args,
-                    reason=reason,
-                    policy_rule=call.policy_rule if call.blocked else None,
-                )
-            )
-        elif call.status == "expired":
-            call.resolve("expired", EXPIRED_MESSAGE)
-            out.append(
-                make_chunk(
-                    "tool-call-expired",
-                    state.run_id,
-                    tool_call_id=call.id,
-                    tool_name=call.name,
-                    args=call.args,
-                    expired_at=datetime.fromtimestamp(call.expired_at or time.time(), UTC),
-                )
-            )
-    return out
+    settled = (settle_refused(state.run_id, call) for call in state.calls)
+    return [chunk for chunk in settled if chunk is not None]
 
 
 def _verdicts(calls: list[CallState]) -> dict[str, Verdict]:
