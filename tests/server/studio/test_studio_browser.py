@@ -28,6 +28,7 @@ import httpx
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.site import CHROMIUM, CHROMIUM_ARGS
 from tests.server.helpers import TOKEN, raw
 from warden_demo.records import list_records, records_path
 from warden_server.tokens import SINGLE_TOKEN_NAME
@@ -35,15 +36,6 @@ from warden_server.tokens import SINGLE_TOKEN_NAME
 HERE = Path(__file__).resolve().parent
 JS = HERE / "js"
 MASTRA = JS / "node_modules" / ".bin" / "mastra"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 READY = "Warden server listening on "
 LOGOS = "https://models.dev/logos/"
 # Safety nets against a process or a page that never comes (not assertions about speed).
