@@ -3,12 +3,13 @@ does not move, for comparing two trees on a busy 2-core VM where wall-clock p50s
 
 Each row runs the same warm cycle as ``bench/approval_cycle.py`` twice under callgrind, with N
 and 2N measured cycles after the same warm-up, and prints (I(2N) - I(N)) / N: start-up, imports
-and warm-up cancel out. Rows: InMemoryStore, SqliteStore (NORMAL) and the peer (pydantic-ai's
+and warm-up cancel out. Rows: InMemoryStore, SqliteStore (NORMAL), PostgresStore (this process only,
+a scratch database on ``$WARDEN_TEST_PG``'s server) and the peer (pydantic-ai's
 durable deferred-tool cycle, ``bench/peer_cycle.py``), with the peer/SQLite ratio. Instructions
 are not time (a system call or a cache miss costs more than its count) but a change that lowers
 them lowers the CPU the cycle needs; wall time is ``approval_cycle.py``'s, run in turns.
 
-Usage: python bench/cycle_instructions.py [N] [--rows memory,sqlite,peer]   (needs valgrind)
+Usage: python bench/cycle_instructions.py [N] [--rows memory,sqlite,postgres,peer]   (needs valgrind)
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import uuid
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 
@@ -32,7 +35,7 @@ def _child(row: str, warm: int, cycles: int) -> None:
     from approval_cycle import build_agent, cycle
 
     from agent_core import Runtime
-    from storage import InMemoryStore, SqliteStore
+    from storage import InMemoryStore, PostgresStore, SqliteStore
 
     async def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
@@ -43,7 +46,10 @@ def _child(row: str, warm: int, cycles: int) -> None:
                 for _ in range(warm + cycles):
                     await peer()
                 return
-            store = InMemoryStore() if row == "memory" else SqliteStore(Path(tmp) / "bench.db")
+            if row == "postgres":
+                store: Any = PostgresStore(os.environ["WARDEN_BENCH_PG_DSN"])
+            else:
+                store = InMemoryStore() if row == "memory" else SqliteStore(Path(tmp) / "bench.db")
             agent = build_agent()
             async with Runtime(agents={"bench": agent}, storage=store):
                 for _ in range(warm + cycles):
@@ -52,7 +58,33 @@ def _child(row: str, warm: int, cycles: int) -> None:
     asyncio.run(main())
 
 
+async def _scratch_db(drop: str | None = None) -> str:
+    """A new database on the benchmark's PostgreSQL server (its DSN), or ``drop`` dropped."""
+    import asyncpg
+    from approval_cycle import PG_ADMIN
+
+    admin = await asyncpg.connect(PG_ADMIN, timeout=5)
+    try:
+        name = drop or "warden_bench_" + uuid.uuid4().hex[:8]
+        sql = f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)' if drop else f'CREATE DATABASE "{name}"'
+        await admin.execute(sql)
+        return PG_ADMIN.rsplit("/", 1)[0] + "/" + name
+    finally:
+        await admin.close()
+
+
 def _count(row: str, warm: int, cycles: int) -> int:
+    if row != "postgres":
+        return _count_in(row, warm, cycles, {})
+    sys.path.insert(0, str(HERE))
+    dsn = asyncio.run(_scratch_db())
+    try:
+        return _count_in(row, warm, cycles, {"WARDEN_BENCH_PG_DSN": dsn})
+    finally:
+        asyncio.run(_scratch_db(drop=dsn.rsplit("/", 1)[1]))
+
+
+def _count_in(row: str, warm: int, cycles: int, extra_env: dict[str, str]) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "callgrind.out"
         cmd = [
@@ -66,7 +98,7 @@ def _count(row: str, warm: int, cycles: int) -> int:
             str(warm),
             str(cycles),
         ]
-        env = dict(os.environ, PYTHONHASHSEED="0")
+        env = dict(os.environ, PYTHONHASHSEED="0", **extra_env)
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         match = re.search(r"^summary: (\d+)", out.read_text(), re.M)
         if not match:
