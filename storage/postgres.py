@@ -53,6 +53,8 @@ CHANNEL = "warden_events"
 _MIGRATION_LOCK = 0x5741524445  # "WARDE"
 #: serialises appends to the audit log's hash chain (pg_advisory_xact_lock key).
 _AUDIT_LOCK = 0x5741554454  # "WAUDT"
+#: SQLSTATE of a claim whose call moved between its read and its write (``warden_claim``, version 9).
+_MOVED = "WDN01"
 
 #: ``run_counts`` kept, and live updates notified, by one trigger function on ``runs``.
 _RUNS_CHANGED = f"""
@@ -147,6 +149,90 @@ _CLAIM_FUNCTION = f"""
     END $$;
 """
 
+
+def _claim_function(name: str, one: bool) -> str:
+    """Version 9's ``warden_claim`` (the audit entries as arrays) or ``warden_claim1`` (one entry, as
+    scalars: the usual decision, no arrays to encode and unpack). The run's compare-and-set and its
+    lease are one UPDATE (a SELECT ... FOR UPDATE when no lease is taken); when the call then fails
+    its compare-and-set, SQLSTATE WDN01 rolls the lease back and the store reads and decides again."""
+    entry = "TEXT, p_reason TEXT, p_actor TEXT, p_detail TEXT, p_pre BYTEA, p_mid BYTEA, p_post BYTEA"
+    entries = "TEXT[], p_reason TEXT[], p_actor TEXT[], p_detail TEXT[], p_pre BYTEA[], p_mid BYTEA[], p_post BYTEA[]"
+    i = "" if one else "[i]"
+    append = f"""
+            last_seq := last_seq + 1;
+            h := 'sha256:' || encode(sha256(p_pre{i} || convert_to(COALESCE(to_json(last_hash)::text, 'null'), 'UTF8')
+                || p_mid{i} || convert_to(last_seq::text, 'UTF8') || p_post{i}), 'hex');
+            INSERT INTO audit_log (run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, reason,
+                                   decided_at, actor, detail, seq, prev_hash, hash)
+                VALUES (p_run_id, p_call_id, p_agent_id, p_tool_name, p_decision{i}, p_fingerprint, p_reason{i},
+                        p_now, p_actor{i}, p_detail{i}, last_seq, last_hash, h);
+            last_hash := h;"""
+    if not one:
+        append = f"""
+        FOR i IN 1 .. COALESCE(array_length(p_decision, 1), 0) LOOP{append}
+        END LOOP;"""
+    run_as_read = """run_id = p_run_id AND status = p_run_status AND version = p_run_version
+            AND lease_owner IS NOT DISTINCT FROM p_lease_owner AND lease_until IS NOT DISTINCT FROM p_lease_until"""
+    return f"""
+    DROP FUNCTION IF EXISTS {name};
+    CREATE FUNCTION {name}(
+        p_run_id TEXT, p_call_id TEXT,
+        p_run_status TEXT, p_run_version INTEGER, p_lease_owner TEXT, p_lease_until DOUBLE PRECISION,
+        p_call_status TEXT, p_started_at DOUBLE PRECISION, p_decided_until DOUBLE PRECISION,
+        p_new_status TEXT, p_new_decided_until DOUBLE PRECISION, p_decided_by TEXT, p_resume_data TEXT,
+        p_edited_args TEXT,
+        p_agent_id TEXT, p_tool_name TEXT, p_fingerprint TEXT, p_now DOUBLE PRECISION,
+        p_decision {entry if one else entries},
+        p_owner TEXT, p_new_lease_until DOUBLE PRECISION
+    ) RETURNS BOOLEAN LANGUAGE plpgsql VOLATILE AS $$
+    DECLARE
+        last_seq BIGINT;
+        last_hash TEXT;
+        h TEXT;
+    BEGIN
+        IF p_new_lease_until IS NOT NULL THEN
+            UPDATE runs SET lease_owner = p_owner, lease_until = p_new_lease_until, status = 'running',
+                updated_at = p_now WHERE {run_as_read};
+        ELSE
+            PERFORM FROM runs WHERE {run_as_read} FOR UPDATE;
+        END IF;
+        IF NOT FOUND THEN
+            RETURN FALSE;  -- the run moved since it was read: the caller reads and decides again
+        END IF;
+        UPDATE pending_calls SET status = p_new_status, started_at = NULL, decided_until = p_new_decided_until,
+            decided_by = p_decided_by, resume_data = p_resume_data, edited_args = p_edited_args
+            WHERE run_id = p_run_id AND tool_call_id = p_call_id AND status = p_call_status
+            AND started_at IS NOT DISTINCT FROM p_started_at AND decided_until = p_decided_until;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'the call moved since it was read' USING ERRCODE = '{_MOVED}';  -- the lease undone
+        END IF;
+        PERFORM pg_advisory_xact_lock({_AUDIT_LOCK});
+        SELECT seq, hash INTO last_seq, last_hash FROM audit_log ORDER BY seq DESC LIMIT 1;
+        last_seq := COALESCE(last_seq, 0);{append}
+        RETURN TRUE;
+    END $$;
+"""
+
+
+# Version 9, the approval cycle's work on the server:
+# - ``run_counts`` and the notifications follow a run's status: the trigger fires on ``UPDATE OF
+#   status`` only, not on every snapshot write (``checkpoint``, lease renewals). A run whose version
+#   changes keeps its status only while its lease is held ("running"), where the trigger did nothing.
+# - the claim functions above (the run's compare-and-set and lease in one UPDATE; ``warden_claim1``).
+# - the audit log's ``id`` (a sequence and a second unique index written per entry) goes: entries are
+#   ordered, chained and found by ``seq`` (numbered since version 4), now NOT NULL.
+_V9 = (
+    """
+    DROP TRIGGER runs_changed ON runs;
+    CREATE TRIGGER runs_changed AFTER INSERT OR DELETE OR UPDATE OF status ON runs
+        FOR EACH ROW EXECUTE FUNCTION warden_runs_changed();
+    ALTER TABLE audit_log DROP COLUMN id;
+    ALTER TABLE audit_log ALTER COLUMN seq SET NOT NULL;
+"""
+    + _claim_function("warden_claim", one=False)
+    + _claim_function("warden_claim1", one=True)
+)
+
 _MIGRATIONS: dict[int, str] = q.migrations(
     q.POSTGRES_TYPES,
     runs_triggers=_RUNS_CHANGED,
@@ -156,6 +242,7 @@ _MIGRATIONS: dict[int, str] = q.migrations(
         WHERE audit_log.id = s.id;
 """,
     v5=_CLAIM_FUNCTION,
+    v9=_V9,
 )
 
 #: how many runs this store inserted it remembers as written (``PostgresStore._inserted``), and
@@ -194,6 +281,7 @@ _FINISH = (
     "SELECT count(*) FROM run"
 )
 _CLAIM = f"SELECT warden_claim({', '.join(f'${i}' for i in range(1, 28))})"
+_CLAIM1 = f"SELECT warden_claim1({', '.join(f'${i}' for i in range(1, 28))})"
 
 
 class _Db:
@@ -250,36 +338,50 @@ class _Db:
         entries (their canonical JSON from Python, the chain's head spliced in there) and the lease."""
         stored, d, audit = picked.stored, plan.decision, plan.audit
         cuts = [hash_template(e) for e in audit]
-        done = await self.conn.fetchval(
-            _CLAIM,
-            req.run_id,
-            stored.tool_call_id,
-            run.status,
-            run.version,
-            run.lease_owner,
-            run.lease_until,
-            stored.status,
-            stored.started_at,
-            float(stored.decided_until),
-            d.status,
-            plan.decided_until,
-            d.actor,
-            None if d.resume_data is None else dumps(d.resume_data),
-            None if d.edited_args is None else dumps(d.edited_args),
-            run.agent_id,
-            stored.tool_name,
-            stored.fingerprint,
-            plan.now,
-            [e.decision for e in audit],
-            [e.reason for e in audit],
-            [e.actor for e in audit],
-            [None if e.detail is None else dumps(e.detail) for e in audit],
-            [c[0] for c in cuts],
-            [c[1] for c in cuts],
-            [c[2] for c in cuts],
-            req.owner,
-            plan.lease_until,
-        )
+        details = [None if e.detail is None else dumps(e.detail) for e in audit]
+        if len(audit) == 1:
+            e, (pre, mid, post) = audit[0], cuts[0]
+            sql, entries = _CLAIM1, (e.decision, e.reason, e.actor, details[0], pre, mid, post)
+        else:
+            sql = _CLAIM
+            entries = (
+                [e.decision for e in audit],
+                [e.reason for e in audit],
+                [e.actor for e in audit],
+                details,
+                [c[0] for c in cuts],
+                [c[1] for c in cuts],
+                [c[2] for c in cuts],
+            )
+        try:
+            done = await self.conn.fetchval(
+                sql,
+                req.run_id,
+                stored.tool_call_id,
+                run.status,
+                run.version,
+                run.lease_owner,
+                run.lease_until,
+                stored.status,
+                stored.started_at,
+                float(stored.decided_until),
+                d.status,
+                plan.decided_until,
+                d.actor,
+                None if d.resume_data is None else dumps(d.resume_data),
+                None if d.edited_args is None else dumps(d.edited_args),
+                run.agent_id,
+                stored.tool_name,
+                stored.fingerprint,
+                plan.now,
+                *entries,
+                req.owner,
+                plan.lease_until,
+            )
+        except asyncpg.PostgresError as exc:
+            if exc.sqlstate == _MOVED:  # the call moved after the run's check: nothing written, read again
+                return False
+            raise
         return bool(done)
 
 
@@ -452,7 +554,8 @@ class PostgresStore(SqlStore):
             current = await conn.fetchval("SELECT COALESCE(MAX(version), 0) FROM warden_schema")
             self._refuse_newer(current)
             for version in range(current + 1, SCHEMA_VERSION + 1):
-                await conn.execute(_MIGRATIONS[version])
+                if _MIGRATIONS[version]:  # a version may be SQLite's alone
+                    await conn.execute(_MIGRATIONS[version])
                 await conn.execute("INSERT INTO warden_schema (version) VALUES ($1)", version)
 
     async def _schema_current(self, conn: asyncpg.Connection) -> bool:

@@ -17,7 +17,7 @@ from storage import rules
 from storage.records import AuditRow
 from storage.rows import CALL_COLS, GRANT_COLS, RUN_COLS, RUN_LIST_COLS
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 9
 
 _MARK = re.compile(r"\$(\d+)")
 _SQLITE_TEXT: dict[str, str] = {}
@@ -308,12 +308,19 @@ _V7 = """
 
 
 def migrations(
-    types: dict[str, str], *, runs_triggers: str, audit_triggers: str, number_audit: str, v5: str = ""
+    types: dict[str, str],
+    *,
+    runs_triggers: str,
+    audit_triggers: str,
+    number_audit: str,
+    v5: str = "",
+    v9: str = "",
 ) -> dict[int, str]:
     """Every migration of a dialect, one script per version, with the dialect's own pieces where
     the schemas differ: version 1's triggers after ``runs`` (what keeps ``run_counts``) and after
     ``audit_log``, version 4's numbering of the entries written before the chain, version 5's
-    function (PostgreSQL's ``warden_claim``) before its indexes."""
+    function (PostgreSQL's ``warden_claim``) before its indexes, version 9 (PostgreSQL only:
+    its triggers, claim functions and audit key)."""
 
     def t(text: str) -> str:
         return text.format(**types)
@@ -326,4 +333,6 @@ def migrations(
         5: v5 + _V5,
         6: _V6,
         7: _V7,
+        8: "",
+        9: v9,
     }

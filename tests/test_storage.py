@@ -53,7 +53,9 @@ async def test_sqlite_schema_is_versioned_and_a_newer_one_is_refused(tmp_path):
     await s.setup()
     await s.aclose()
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT version FROM warden_schema").fetchall() == [(1,), (2,), (3,), (4,), (5,), (6,), (7,)]
+        assert db.execute("SELECT version FROM warden_schema").fetchall() == [
+            (v,) for v in range(1, SCHEMA_VERSION + 1)
+        ]
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         db.execute("INSERT INTO warden_schema VALUES (99)")
     with pytest.raises(SchemaTooNew) as err:
@@ -148,7 +150,7 @@ async def test_sqlite_schema_6_gains_the_thread_index_and_keeps_its_rows(tmp_pat
     finally:
         await s.aclose()
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT MAX(version) FROM warden_schema").fetchone()[0] == 7
+        assert db.execute("SELECT MAX(version) FROM warden_schema").fetchone()[0] == SCHEMA_VERSION
         assert db.execute("SELECT 1 FROM sqlite_master WHERE name = 'runs_in_thread'").fetchone() == (1,)
 
 

@@ -556,15 +556,9 @@ async def test_postgres_schema_is_versioned_and_a_newer_one_is_refused():
         await store.setup()
         await store.aclose()
         conn = await asyncpg.connect(dsn)
-        assert [r[0] for r in await conn.fetch("SELECT version FROM warden_schema ORDER BY version")] == [
-            1,
-            2,
-            3,
-            4,
-            5,
-            6,
-            7,
-        ]
+        assert [r[0] for r in await conn.fetch("SELECT version FROM warden_schema ORDER BY version")] == list(
+            range(1, SCHEMA_VERSION + 1)
+        )
         await conn.execute("INSERT INTO warden_schema VALUES (99)")
         await conn.close()
         newer = PostgresStore(dsn)
@@ -879,15 +873,9 @@ async def test_postgres_schema_4_upgrades_to_5_and_claims_continue_its_chain():
         finally:
             await store.aclose()
         conn = await asyncpg.connect(dsn)
-        assert [r[0] for r in await conn.fetch("SELECT version FROM warden_schema ORDER BY version")] == [
-            1,
-            2,
-            3,
-            4,
-            5,
-            6,
-            7,
-        ]
+        assert [r[0] for r in await conn.fetch("SELECT version FROM warden_schema ORDER BY version")] == list(
+            range(1, SCHEMA_VERSION + 1)
+        )
         await conn.close()
 
 

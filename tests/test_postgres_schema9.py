@@ -1,0 +1,127 @@
+"""PostgreSQL schema version 9 (docs/postgres.md): a database of version 7 with rows upgrades and keeps
+working, the claim's compare-and-set undoes its lease when the call moved, ``run_counts`` follows status."""
+
+from __future__ import annotations
+
+import asyncpg
+import pytest
+
+from storage import PostgresStore
+from storage import sql_common as q
+from storage.audit import seal, to_db
+from storage.audit import verify as verify_chain
+from storage.records import AuditRow, Decision, PendingCallRow, RunRow
+from storage.sql_common import SCHEMA_VERSION
+from tests.pg import fresh_database
+
+
+def _run(i: int) -> RunRow:
+    return RunRow(run_id=f"run-{i}", agent_id="a", thread_id=None, resource_id=None, status="suspended", snapshot="{}")
+
+
+def _call(i: int) -> PendingCallRow:
+    return PendingCallRow(
+        run_id=f"run-{i}",
+        tool_call_id="c",
+        tool_name="t",
+        kind="approval",
+        args={"i": i},
+        fingerprint="sha256:x",
+        created_at=1000.0 + i,
+    )
+
+
+def _approve(call, run) -> Decision:
+    return Decision("approved", actor="op")
+
+
+async def test_a_schema_7_database_with_rows_upgrades_and_its_chain_and_counts_continue() -> None:
+    from storage.postgres import _MIGRATIONS
+
+    async with fresh_database() as dsn:
+        conn = await asyncpg.connect(dsn)
+        try:
+            await conn.execute("CREATE TABLE warden_schema (version INTEGER NOT NULL)")
+            for version in range(1, 8):  # what a Warden of schema 7 left behind
+                await conn.execute(_MIGRATIONS[version])
+                await conn.execute("INSERT INTO warden_schema (version) VALUES ($1)", version)
+            await conn.execute(
+                "INSERT INTO runs (run_id, agent_id, status, snapshot, created_at, suspended_at, updated_at) "
+                "VALUES ('run-1', 'a', 'suspended', '{}', 1, 1, 1)"
+            )
+            await conn.execute(
+                "INSERT INTO pending_calls (run_id, tool_call_id, tool_name, kind, status, fingerprint, args, "
+                "agent_path, seq, created_at) VALUES ('run-1', 'c', 't', 'approval', 'pending', 'sha256:x', "
+                "'{\"i\":1}', '[]', 0, 1)"
+            )
+            old = AuditRow("run-0", "c", "a", "t", "approved", "sha256:x", None, 1.0, actor="op")
+            await conn.execute(q.INSERT_AUDIT, *to_db(seal([old], 0, None)[0]))
+            store = PostgresStore(dsn)
+            try:
+                assert (await store.list_suspended())[1] == 1
+                got = await store.claim("run-1", "c", kinds=("approval",), decide=_approve, owner="o", lease_seconds=60)
+                assert got.outcome == "ok" and got.run is not None and got.run.lease_owner == "o"
+                assert (await store.list_suspended())[1] == 0
+                log = await store.audit_log()
+                assert [e.seq for e in log] == [1, 2] and verify_chain(log).ok and log[1].prev_hash == log[0].hash
+                assert await store.checkpoint("run-1", "o", '{"step":2}', ["c"])
+                assert await store.finish_run("run-1", "o")
+            finally:
+                await store.aclose()
+            assert await conn.fetchval("SELECT MAX(version) FROM warden_schema") == SCHEMA_VERSION
+            columns = {
+                r[0]
+                for r in await conn.fetch(
+                    "SELECT attname FROM pg_attribute WHERE attrelid = 'audit_log'::regclass "
+                    "AND attnum > 0 AND NOT attisdropped"
+                )
+            }
+            assert "id" not in columns and "seq" in columns
+            assert await conn.fetchval("SELECT suspended FROM run_counts WHERE agent_id = 'a'") == 0
+        finally:
+            await conn.close()
+
+
+async def test_a_claim_whose_call_moved_after_the_runs_check_takes_no_lease_and_reads_again() -> None:
+    async with fresh_database() as dsn:
+        store = PostgresStore(dsn)
+        try:
+            await store.save_suspended(_run(1), [_call(1)])
+            conn = await asyncpg.connect(dsn)
+            try:
+                # the run as read (unchanged), the call as it was not: a stale status
+                args = ["run-1", "c", "suspended", 1, None, None, "approved", None, 0.0, "approved", 0.0, "op"]
+                args += [None, None, "a", "t", "sha256:x", 2000.0, "approved", None, "op", None, b"{", b",", b"}"]
+                with pytest.raises(asyncpg.PostgresError) as err:
+                    await conn.fetchval(
+                        f"SELECT warden_claim1({', '.join(f'${i}' for i in range(1, 28))})", *args, "o", 9e9
+                    )
+                assert err.value.sqlstate == "WDN01"
+                row = await conn.fetchrow("SELECT status, lease_owner FROM runs WHERE run_id = 'run-1'")
+                assert tuple(row) == ("suspended", None)  # the lease the function took is undone
+                assert await conn.fetchval("SELECT count(*) FROM audit_log") == 0
+            finally:
+                await conn.close()
+            got = await store.claim("run-1", "c", kinds=("approval",), decide=_approve, owner="o", lease_seconds=60)
+            assert got.outcome == "ok"
+        finally:
+            await store.aclose()
+
+
+async def test_run_counts_follow_status_through_saves_checkpoints_and_failures() -> None:
+    async with fresh_database() as dsn:
+        store = PostgresStore(dsn)
+        try:
+            for i in (1, 2):
+                await store.save_suspended(_run(i), [_call(i)])
+            assert (await store.list_suspended())[1] == 2
+            got = await store.claim("run-1", "c", kinds=("approval",), decide=_approve, owner="o", lease_seconds=60)
+            assert got.outcome == "ok"
+            assert await store.checkpoint("run-1", "o", "{}", ["c"])
+            assert (await store.list_suspended())[1] == 1
+            await store.save_suspended(_run(1), [_call(1)], owner="o")
+            assert (await store.list_suspended())[1] == 2
+            assert await store.fail_run("run-2", None, "{}", "boom")
+            assert (await store.list_suspended())[1] == 1
+        finally:
+            await store.aclose()
