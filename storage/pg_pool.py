@@ -86,6 +86,17 @@ class Pool:
             if handed is not None:
                 return handed
 
+    def take(self) -> asyncpg.Connection | None:
+        """An idle connection without awaiting (the usual case: no coroutine, no turn of the loop);
+        None when there is none, or the pool is closing: then ``get``."""
+        while self._idle and not self._closing:
+            conn = self._idle.pop()
+            self._idle_since.pop(conn, None)
+            if not conn.is_closed():
+                return conn
+            self._all.discard(conn)
+        return None
+
     async def _open(self) -> asyncpg.Connection:
         self._opening += 1
         try:

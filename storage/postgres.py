@@ -271,15 +271,17 @@ _SAVE_NEW_ONE = (
 _CHECKPOINT = (
     f"WITH run AS ({q.CHECKPOINT} RETURNING 1), "
     "applied AS (DELETE FROM pending_calls WHERE run_id = $3 AND tool_call_id = ANY($5::text[]) "
-    "AND EXISTS (SELECT 1 FROM run)) SELECT count(*) FROM run"
+    "AND EXISTS (SELECT 1 FROM run)) SELECT 1 FROM run"
 )
 #: one statement: the run (owner-checked when an owner is named) and its calls go together.
 _FINISH = (
     "WITH run AS (DELETE FROM runs WHERE run_id = $1 "
     f"AND ($2::text IS NULL OR ({rules.holds_sql('$2', '$3')})) RETURNING run_id), "
     "calls AS (DELETE FROM pending_calls WHERE run_id = $1 AND EXISTS (SELECT 1 FROM run)) "
-    "SELECT count(*) FROM run"
+    "SELECT 1 FROM run"
 )
+#: ``mark_started`` as a value (1, or None when nothing was marked): no status text to parse.
+_MARK_STARTED = q.MARK_STARTED + " RETURNING 1"
 _CLAIM = f"SELECT warden_claim({', '.join(f'${i}' for i in range(1, 28))})"
 _CLAIM1 = f"SELECT warden_claim1({', '.join(f'${i}' for i in range(1, 28))})"
 
@@ -568,9 +570,11 @@ class PostgresStore(SqlStore):
     async def _call(self, fn: Callable[[asyncpg.Connection], Awaitable[T]], *, mode: Mode = "write") -> T:
         """``fn`` on a pooled connection: in a transaction for ``write``, in one read-only
         REPEATABLE READ snapshot for ``snapshot``, else as it comes (one statement is atomic)."""
-        pool = await self._connection_pool()
+        pool = self._pool
+        if pool is None or self._loop is not asyncio.get_running_loop():
+            pool = await self._connection_pool()
         try:
-            conn = await pool.get()
+            conn = pool.take() or await pool.get()
             try:
                 if mode == "read" or mode == "statement":
                     return await fn(conn)
@@ -703,15 +707,21 @@ class PostgresStore(SqlStore):
                 return result
         return await super()._claim(req)
 
+    async def mark_started(self, run_id: str, tool_call_id: str, owner: str) -> bool:
+        async def body(conn: asyncpg.Connection) -> bool:
+            return await conn.fetchval(_MARK_STARTED, time.time(), run_id, tool_call_id, owner) is not None
+
+        return await self._call(body, mode="statement")
+
     async def checkpoint(self, run_id: str, owner: str, snapshot: str, applied: list[str]) -> bool:
         async def body(conn: asyncpg.Connection) -> bool:
-            return bool(await conn.fetchval(_CHECKPOINT, snapshot, time.time(), run_id, owner, list(applied)) == 1)
+            return await conn.fetchval(_CHECKPOINT, snapshot, time.time(), run_id, owner, list(applied)) is not None
 
         return await self._call(body, mode="statement")
 
     async def finish_run(self, run_id: str, owner: str | None) -> bool:
         async def body(conn: asyncpg.Connection) -> bool:
-            if await conn.fetchval(_FINISH, run_id, owner, time.time()) == 1 or owner is None:
+            if await conn.fetchval(_FINISH, run_id, owner, time.time()) is not None or owner is None:
                 return True
             return await conn.fetchval(q.RUN_EXISTS, run_id) is None
 

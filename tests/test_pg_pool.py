@@ -149,3 +149,21 @@ async def test_connections_idle_past_their_lifetime_close_down_to_min_size():
             assert await _pids(conn) == 1, "the two idle past their lifetime were closed; min_size stays"
         assert len(pool._all) == 1
         await pool.close()
+
+
+async def test_take_hands_out_an_idle_connection_without_waiting_and_never_a_closed_one():
+    async with fresh_database() as dsn:
+        pool = Pool(lambda: asyncpg.connect(dsn, server_settings={"application_name": "p"}), 2)
+        assert pool.take() is None  # none idle: a caller awaits get()
+        first, second = await pool.get(), await pool.get()
+        pool.put(first)
+        pool.put(second)
+        second.terminate()
+        assert pool.take() is first  # the closed one (returned last) is skipped and its slot freed
+        assert pool.take() is None
+        third = await pool.get()  # a new one in the freed slot
+        assert third is not first and not third.is_closed()
+        pool.put(first)
+        pool.put(third)
+        await pool.close()
+        assert pool.take() is None and first.is_closed() and third.is_closed()
