@@ -17,7 +17,7 @@ from storage import rules
 from storage.records import AuditRow
 from storage.rows import CALL_COLS, GRANT_COLS, RUN_COLS, RUN_LIST_COLS
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 _MARK = re.compile(r"\$(\d+)")
 _SQLITE_TEXT: dict[str, str] = {}
@@ -307,13 +307,33 @@ _V7 = """
 """
 
 
+# The picker's two pending-only indexes (by tool, by kind: version 5) as one: every call stored
+# and every call decided wrote a page of each (SQLite: 2 of a cycle's WAL frames). The listing's
+# filters by tool or kind read a run's calls by their key inside its EXISTS, as before (the plans
+# are in tests/test_storage.py); the header's counts (``listing.count_sql``) seek a tool here or
+# read the whole index in one pass, as they did ``by_tool`` and ``by_kind``; ``LIST_OVERDUE`` now
+# reads ``pending_calls_overdue`` (it took ``by_kind`` and sorted every pending approval).
+_V8 = """
+    DROP INDEX pending_calls_by_tool;
+    DROP INDEX pending_calls_by_kind;
+    CREATE INDEX pending_calls_open ON pending_calls (tool_name, kind, run_id) WHERE status = 'pending';
+"""
+
+
 def migrations(
-    types: dict[str, str], *, runs_triggers: str, audit_triggers: str, number_audit: str, v5: str = ""
+    types: dict[str, str],
+    *,
+    runs_triggers: str,
+    audit_triggers: str,
+    number_audit: str,
+    v5: str = "",
+    v8: str = "",
 ) -> dict[int, str]:
     """Every migration of a dialect, one script per version, with the dialect's own pieces where
     the schemas differ: version 1's triggers after ``runs`` (what keeps ``run_counts``) and after
     ``audit_log``, version 4's numbering of the entries written before the chain, version 5's
-    function (PostgreSQL's ``warden_claim``) before its indexes."""
+    function (PostgreSQL's ``warden_claim``) before its indexes, version 8's own changes (SQLite's
+    audit table keyed by ``seq``)."""
 
     def t(text: str) -> str:
         return text.format(**types)
@@ -326,4 +346,5 @@ def migrations(
         5: v5 + _V5,
         6: _V6,
         7: _V7,
+        8: _V8 + v8,
     }

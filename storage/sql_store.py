@@ -23,7 +23,7 @@ from storage.audit import from_db as audit_from_db
 from storage.base import prefix_upper_bound
 from storage.errors import CorruptRecord, SchemaTooNew, StorageError, UnstorableText
 from storage.front import StoreFront
-from storage.listing import KINDS, SuspendedFilter, count_sql, listed_kind
+from storage.listing import SuspendedFilter, count_from_row, count_sql
 from storage.records import (
     AuditRow,
     ClaimResult,
@@ -256,10 +256,7 @@ async def list_suspended(db: Db, f: SuspendedFilter, page: int, per_page: int) -
 async def count_by_kind(db: Db, f: SuspendedFilter) -> dict[str, int]:
     params: list[Any] = []
     sql = count_sql(f, q.mark, params, ilike=db.ilike)
-    out = dict.fromkeys(KINDS, 0)
-    for stored, n in await db.fetch(sql, *params):
-        out[listed_kind(stored)] += int(n)
-    return out
+    return count_from_row(await db.fetchrow(sql, *params))
 
 
 Script = Callable[..., Coroutine[Any, Any, T]]

@@ -71,11 +71,42 @@ _COUNTING = """
     END;
 """
 
+#: version 8: the audit table keyed by ``seq`` (SQLite's rowid), not by an ``id`` beside a unique
+#: index on ``seq``: an entry is one B-tree row fewer to write (every decision appends one), and
+#: the chain's head (``AUDIT_HEAD``) is the table's last row. Rows are copied in ``seq`` order (every
+#: entry has one since version 4); ``audit_by_agent`` on ``agent_id`` alone holds ``seq`` as the rowid.
+_AUDIT_BY_SEQ = """
+    CREATE TABLE audit_log_v8 (
+        seq INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        tool_call_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        tool_name TEXT NOT NULL,
+        decision TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        reason TEXT,
+        actor TEXT,
+        decided_at REAL NOT NULL,
+        detail TEXT,
+        prev_hash TEXT,
+        hash TEXT
+    );
+    INSERT INTO audit_log_v8 (seq, run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, reason, actor,
+        decided_at, detail, prev_hash, hash)
+        SELECT seq, run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, reason, actor,
+        decided_at, detail, prev_hash, hash FROM audit_log ORDER BY seq;
+    DROP TABLE audit_log;
+    ALTER TABLE audit_log_v8 RENAME TO audit_log;
+    CREATE INDEX audit_by_call ON audit_log (run_id, tool_call_id);
+    CREATE INDEX audit_by_agent ON audit_log (agent_id);
+"""
+
 _MIGRATIONS: dict[int, str] = q.migrations(
     q.SQLITE_TYPES,
     runs_triggers=_COUNTING,
     audit_triggers="",
     number_audit="    UPDATE audit_log SET seq = (SELECT COUNT(*) FROM audit_log a WHERE a.id <= audit_log.id);\n",
+    v8=_AUDIT_BY_SEQ,
 )
 
 
