@@ -75,8 +75,9 @@ FAIL_RUN = (
     "lease_until = NULL, version = version + 1, updated_at = $3 WHERE run_id = $4 "
     f"AND (CAST($5 AS TEXT) IS NULL OR ({rules.holds_sql('$5', '$3')}))"
 )
-HELD_BY = f"SELECT 1 FROM runs WHERE run_id = $1 AND {rules.holds_sql('$2', '$3')}"
-DELETE_RUN = "DELETE FROM runs WHERE run_id = $1"
+#: a finished run deleted, only by its lease holder ($2; None: by anyone), in the same statement
+#: (SQLite's ``runs_calls_delete`` trigger removes its calls with it: one statement, no transaction).
+FINISH_RUN = f"DELETE FROM runs WHERE run_id = $1 AND (CAST($2 AS TEXT) IS NULL OR ({rules.holds_sql('$2', '$3')}))"
 LIST_EXPIRED = f"SELECT {RUN_COLS} FROM runs WHERE status = 'running' AND lease_until < $1 LIMIT $2"
 EXPIRED_LISTED = f"SELECT {RUN_LIST_COLS} FROM runs WHERE status = 'running' AND lease_until < $1"
 SUSPENDED_TOTAL = "SELECT COALESCE(SUM(suspended), 0) FROM run_counts"
@@ -91,7 +92,6 @@ INSERT_CALL = (
     "ON CONFLICT (run_id, tool_call_id) DO NOTHING"
 )
 DELETE_CALL = "DELETE FROM pending_calls WHERE run_id = $1 AND tool_call_id = $2"
-DELETE_CALLS = "DELETE FROM pending_calls WHERE run_id = $1"
 #: a run and its call(s) (the one named by $2, or all) in one statement: what a claim decides on.
 CLAIM_READ = (
     f"SELECT {', '.join('r.' + c.strip() for c in RUN_COLS.split(','))}, "

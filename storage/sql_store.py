@@ -372,16 +372,6 @@ class SqlStore(StoreFront):
 
         return await self._run(script)
 
-    async def finish_run(self, run_id: str, owner: str | None) -> bool:
-        async def script(db: Db) -> bool:
-            if owner is not None and await db.fetchrow(q.HELD_BY, run_id, owner, time.time()) is None:
-                return await db.fetchrow(q.RUN_EXISTS, run_id) is None
-            await db.execute(q.DELETE_CALLS, run_id)
-            await db.execute(q.DELETE_RUN, run_id)
-            return True
-
-        return await self._run(script)
-
     async def fail_run(self, run_id: str, owner: str | None, snapshot: str, error: str) -> bool:
         async def script(db: Db) -> bool:
             if await db.execute(q.FAIL_RUN, snapshot, error, time.time(), run_id, owner) == 1:

@@ -444,6 +444,9 @@ async def test_sqlite_schema_7_keys_the_audit_by_seq_and_its_chain_still_verifie
         names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
         assert {"pending_calls_open", "audit_by_call", "audit_by_agent"} <= names
         assert not {"pending_calls_by_tool", "pending_calls_by_kind", "audit_by_seq"} & names
+        assert db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = 'runs_calls_delete'"
+        ).fetchone()
         cols = [r[1] for r in db.execute("PRAGMA table_info(audit_log)")]
         assert cols[0] == "seq" and "id" not in cols
         plan = " ".join(r[-1] for r in db.execute("EXPLAIN QUERY PLAN SELECT hash FROM audit_log WHERE seq = 2"))
@@ -519,3 +522,92 @@ async def test_postgres_schema_7_merges_the_picker_indexes_and_keeps_its_rows() 
             assert await conn.fetchval("SELECT MAX(version) FROM warden_schema") == SCHEMA_VERSION
         finally:
             await conn.close()
+
+
+async def _approve(store: SqliteStore, call_id: str):
+    from storage.records import Decision
+
+    return await store.claim(
+        "run-000001",
+        call_id,
+        kinds=("approval",),
+        decide=lambda call, run: Decision("approved"),
+        owner="me",
+        lease_seconds=60,
+    )
+
+
+async def test_one_statement_writes_run_in_autocommit_and_a_finished_runs_calls_go_with_it(tmp_path):
+    """The started mark, a lease renewal and ``finish_run`` are each one statement, without
+    BEGIN/COMMIT; the finish's lease check is in its DELETE, and the run's calls go with the run."""
+    path = tmp_path / "w.db"
+    store = SqliteStore(path)
+    try:
+        await store.save_suspended(run_row(1), [call_row(1, "c1"), call_row(1, "c2")])
+        claimed = await _approve(store, "c1")
+        assert claimed.outcome == "ok" and claimed.run is not None
+        traced: list[str] = []
+        assert store._inline_db is not None
+        store._inline_db.set_trace_callback(traced.append)
+        assert await store.mark_started("run-000001", "c1", "me")
+        assert await store.renew_lease("run-000001", "me", 30)
+        assert not await store.finish_run("run-000001", "someone else")  # not the holder: nothing deleted
+        assert len(await store.get_calls("run-000001")) == 2
+        assert await store.finish_run("run-000001", "me")
+        store._inline_db.set_trace_callback(None)
+        assert not [s for s in traced if s.split()[0].upper() in ("BEGIN", "COMMIT")], traced
+        assert await store.get_run("run-000001") is None and await store.get_calls("run-000001") == []
+        assert await store.finish_run("run-000001", "me"), "a run already gone is finished"
+    finally:
+        await store.aclose()
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT COUNT(*) FROM pending_calls").fetchone() == (0,)
+
+
+async def test_a_one_statement_write_waits_for_a_held_write_lock(tmp_path):
+    """An autocommit write that finds the lock held (SQLITE_BUSY inline) is run again on the worker."""
+    import threading
+
+    path = tmp_path / "w.db"
+    store = SqliteStore(path)
+    try:
+        await store.save_suspended(run_row(1), [call_row(1)])
+        assert (await _approve(store, "c")).outcome == "ok"
+        other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        other.execute("BEGIN IMMEDIATE")
+        threading.Timer(0.2, lambda: other.execute("COMMIT")).start()
+        assert await store.mark_started("run-000001", "c", "me")
+        assert await store.finish_run("run-000001", "me")
+        assert await store.get_run("run-000001") is None
+        other.close()
+    finally:
+        await store.aclose()
+
+
+async def test_a_moved_snapshot_is_run_again_not_reported(tmp_path, monkeypatch):
+    """SQLITE_BUSY_SNAPSHOT (a write begun on a snapshot another connection wrote past) changed
+    nothing: inline, the script goes to the worker; there, it runs again instead of failing."""
+    import storage.sqlite
+
+    store = SqliteStore(tmp_path / "w.db")
+    try:
+        await store.save_suspended(run_row(1), [call_row(1)])
+        real = storage.sqlite._Db.execute
+        moved = [2]  # once inline, once on the worker
+
+        async def execute(self, sql, *args):
+            if sql.startswith("UPDATE pending_calls SET started_at") and moved[0]:
+                moved[0] -= 1
+                exc = sqlite3.OperationalError("database is locked")
+                exc.sqlite_errorcode = 517  # SQLITE_BUSY_SNAPSHOT
+                raise exc
+            return await real(self, sql, *args)
+
+        monkeypatch.setattr(storage.sqlite._Db, "execute", execute)
+        assert (await _approve(store, "c")).outcome == "ok"
+        assert await store.mark_started("run-000001", "c", "me")
+        assert moved == [0]
+        [call] = await store.get_calls("run-000001")
+        assert call.started_at is not None
+    finally:
+        await store.aclose()
