@@ -163,15 +163,25 @@ def count_kinds(calls: list[PendingCallRow]) -> dict[str, int]:
 
 
 def count_sql(f: SuspendedFilter, mark: Callable[[int], str], params: list[Any], *, ilike: bool = False) -> str:
-    """Pending calls of suspended runs per stored kind, under ``f`` (its ``kind`` ignored: the
-    header shows both counts); a ``tool_name`` counts that tool's calls only."""
+    """Pending calls of suspended runs under ``f`` (its ``kind`` ignored: the header shows both
+    counts), as one row: all of them, and those listed as ``input`` (``listed_kind``); the rest are
+    ``approval``. One pass over the calls, without grouping (``count_from_row``). A ``tool_name``
+    counts that tool's calls only."""
     base = SuspendedFilter(f.agent_id, f.thread_id, f.resource_id, f.query, f.tool_name)
     extra = base.sql(mark, params, ilike=ilike)
     tool = ""
     if f.tool_name is not None:
         params.append(f.tool_name)
         tool = f" AND pc.tool_name = {mark(len(params))}"
+    inputs = " OR ".join(f"pc.kind = '{k}'" for k in _STORED["input"])
     return (
-        "SELECT pc.kind, COUNT(*) FROM pending_calls pc JOIN runs ON runs.run_id = pc.run_id"
-        f" WHERE runs.status = 'suspended' AND pc.status = 'pending'{tool}{extra} GROUP BY pc.kind"
+        f"SELECT COUNT(*), COALESCE(SUM(CASE WHEN {inputs} THEN 1 ELSE 0 END), 0) FROM pending_calls pc"
+        " JOIN runs ON runs.run_id = pc.run_id"
+        f" WHERE runs.status = 'suspended' AND pc.status = 'pending'{tool}{extra}"
     )
+
+
+def count_from_row(row: Any) -> dict[str, int]:
+    """``count_sql``'s row (all, inputs) as the counts per listed kind."""
+    total, inputs = (int(row[0]), int(row[1])) if row else (0, 0)
+    return {"approval": total - inputs, "input": inputs}

@@ -75,8 +75,9 @@ FAIL_RUN = (
     "lease_until = NULL, version = version + 1, updated_at = $3 WHERE run_id = $4 "
     f"AND (CAST($5 AS TEXT) IS NULL OR ({rules.holds_sql('$5', '$3')}))"
 )
-HELD_BY = f"SELECT 1 FROM runs WHERE run_id = $1 AND {rules.holds_sql('$2', '$3')}"
-DELETE_RUN = "DELETE FROM runs WHERE run_id = $1"
+#: a finished run deleted, only by its lease holder ($2; None: by anyone), in the same statement
+#: (SQLite's ``runs_calls_delete`` trigger removes its calls with it: one statement, no transaction).
+FINISH_RUN = f"DELETE FROM runs WHERE run_id = $1 AND (CAST($2 AS TEXT) IS NULL OR ({rules.holds_sql('$2', '$3')}))"
 LIST_EXPIRED = f"SELECT {RUN_COLS} FROM runs WHERE status = 'running' AND lease_until < $1 LIMIT $2"
 EXPIRED_LISTED = f"SELECT {RUN_LIST_COLS} FROM runs WHERE status = 'running' AND lease_until < $1"
 SUSPENDED_TOTAL = "SELECT COALESCE(SUM(suspended), 0) FROM run_counts"
@@ -91,7 +92,6 @@ INSERT_CALL = (
     "ON CONFLICT (run_id, tool_call_id) DO NOTHING"
 )
 DELETE_CALL = "DELETE FROM pending_calls WHERE run_id = $1 AND tool_call_id = $2"
-DELETE_CALLS = "DELETE FROM pending_calls WHERE run_id = $1"
 #: a run and its call(s) (the one named by $2, or all) in one statement: what a claim decides on.
 CLAIM_READ = (
     f"SELECT {', '.join('r.' + c.strip() for c in RUN_COLS.split(','))}, "
@@ -307,6 +307,19 @@ _V7 = """
 """
 
 
+# The picker's two pending-only indexes (by tool, by kind: version 5) as one: every call stored
+# and every call decided wrote a page of each (SQLite: 2 of a cycle's WAL frames). The listing's
+# filters by tool or kind read a run's calls by their key inside its EXISTS, as before (the plans
+# are in tests/test_storage.py); the header's counts (``listing.count_sql``) seek a tool here or
+# read the whole index in one pass, as they did ``by_tool`` and ``by_kind``; ``LIST_OVERDUE`` now
+# reads ``pending_calls_overdue`` (it took ``by_kind`` and sorted every pending approval).
+_V8 = """
+    DROP INDEX pending_calls_by_tool;
+    DROP INDEX pending_calls_by_kind;
+    CREATE INDEX pending_calls_open ON pending_calls (tool_name, kind, run_id) WHERE status = 'pending';
+"""
+
+
 def migrations(
     types: dict[str, str],
     *,
@@ -314,13 +327,15 @@ def migrations(
     audit_triggers: str,
     number_audit: str,
     v5: str = "",
+    v8: str = "",
     v9: str = "",
 ) -> dict[int, str]:
     """Every migration of a dialect, one script per version, with the dialect's own pieces where
     the schemas differ: version 1's triggers after ``runs`` (what keeps ``run_counts``) and after
     ``audit_log``, version 4's numbering of the entries written before the chain, version 5's
-    function (PostgreSQL's ``warden_claim``) before its indexes, version 9 (PostgreSQL only:
-    its triggers, claim functions and audit key)."""
+    function (PostgreSQL's ``warden_claim``) before its indexes, version 8's own changes (SQLite's
+    audit table keyed by ``seq``), version 9 (PostgreSQL only: its triggers, claim functions and
+    audit key)."""
 
     def t(text: str) -> str:
         return text.format(**types)
@@ -333,6 +348,6 @@ def migrations(
         5: v5 + _V5,
         6: _V6,
         7: _V7,
-        8: "",
+        8: _V8 + v8,
         9: v9,
     }

@@ -23,7 +23,7 @@ from storage.audit import from_db as audit_from_db
 from storage.base import prefix_upper_bound
 from storage.errors import CorruptRecord, SchemaTooNew, StorageError, UnstorableText
 from storage.front import StoreFront
-from storage.listing import KINDS, SuspendedFilter, count_sql, listed_kind
+from storage.listing import SuspendedFilter, count_from_row, count_sql
 from storage.records import (
     AuditRow,
     ClaimResult,
@@ -256,10 +256,7 @@ async def list_suspended(db: Db, f: SuspendedFilter, page: int, per_page: int) -
 async def count_by_kind(db: Db, f: SuspendedFilter) -> dict[str, int]:
     params: list[Any] = []
     sql = count_sql(f, q.mark, params, ilike=db.ilike)
-    out = dict.fromkeys(KINDS, 0)
-    for stored, n in await db.fetch(sql, *params):
-        out[listed_kind(stored)] += int(n)
-    return out
+    return count_from_row(await db.fetchrow(sql, *params))
 
 
 Script = Callable[..., Coroutine[Any, Any, T]]
@@ -372,16 +369,6 @@ class SqlStore(StoreFront):
                 await append_audit(db, rules.returned_entries(run_id, row[0], returned, now))
             await db.execute(q.GIVE_BACK, run_id, now)
             return len(returned)
-
-        return await self._run(script)
-
-    async def finish_run(self, run_id: str, owner: str | None) -> bool:
-        async def script(db: Db) -> bool:
-            if owner is not None and await db.fetchrow(q.HELD_BY, run_id, owner, time.time()) is None:
-                return await db.fetchrow(q.RUN_EXISTS, run_id) is None
-            await db.execute(q.DELETE_CALLS, run_id)
-            await db.execute(q.DELETE_RUN, run_id)
-            return True
 
         return await self._run(script)
 

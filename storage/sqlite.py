@@ -25,6 +25,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -71,11 +72,46 @@ _COUNTING = """
     END;
 """
 
+#: version 8: the audit table keyed by ``seq`` (SQLite's rowid), not by an ``id`` beside a unique
+#: index on ``seq``: an entry is one B-tree row fewer to write (every decision appends one), and
+#: the chain's head (``AUDIT_HEAD``) is the table's last row. Rows are copied in ``seq`` order (every
+#: entry has one since version 4); ``audit_by_agent`` on ``agent_id`` alone holds ``seq`` as the rowid.
+#: And a run's calls go with it (``runs_calls_delete``): ``finish_run`` is one statement, in autocommit.
+_AUDIT_BY_SEQ = """
+    CREATE TABLE audit_log_v8 (
+        seq INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        tool_call_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        tool_name TEXT NOT NULL,
+        decision TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        reason TEXT,
+        actor TEXT,
+        decided_at REAL NOT NULL,
+        detail TEXT,
+        prev_hash TEXT,
+        hash TEXT
+    );
+    INSERT INTO audit_log_v8 (seq, run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, reason, actor,
+        decided_at, detail, prev_hash, hash)
+        SELECT seq, run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, reason, actor,
+        decided_at, detail, prev_hash, hash FROM audit_log ORDER BY seq;
+    DROP TABLE audit_log;
+    ALTER TABLE audit_log_v8 RENAME TO audit_log;
+    CREATE INDEX audit_by_call ON audit_log (run_id, tool_call_id);
+    CREATE INDEX audit_by_agent ON audit_log (agent_id);
+    CREATE TRIGGER runs_calls_delete AFTER DELETE ON runs BEGIN
+        DELETE FROM pending_calls WHERE run_id = OLD.run_id;
+    END;
+"""
+
 _MIGRATIONS: dict[int, str] = q.migrations(
     q.SQLITE_TYPES,
     runs_triggers=_COUNTING,
     audit_triggers="",
     number_audit="    UPDATE audit_log SET seq = (SELECT COUNT(*) FROM audit_log a WHERE a.id <= audit_log.id);\n",
+    v8=_AUDIT_BY_SEQ,
 )
 
 
@@ -95,6 +131,19 @@ def _statements(script: str) -> list[str]:
 #: WAL frames past which the next checkpoint holds this process's writes back until it is done (see
 #: ``SqliteStore._start_checkpoint``): the WAL file stays under about this many pages (16 MB).
 WAL_RESTART_FRAMES = 4096
+
+
+#: SQLITE_BUSY_SNAPSHOT (extended code): a write that began on a snapshot another connection has
+#: since written past; nothing was changed, so the same script runs again.
+_BUSY_SNAPSHOT = 517
+#: how often the worker runs a script again after SQLITE_BUSY_SNAPSHOT (each time behind the writer
+#: that moved the snapshot: it cannot repeat for long).
+_SNAPSHOT_ATTEMPTS = 100
+
+
+def _busy(exc: sqlite3.OperationalError) -> bool:
+    """SQLITE_BUSY, or one of its extended codes (SQLITE_BUSY_SNAPSHOT, ...): the lock or snapshot was taken."""
+    return (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF == sqlite3.SQLITE_BUSY
 
 
 def _checkpoint(db: sqlite3.Connection) -> int:
@@ -171,6 +220,7 @@ class SqliteStore(SqlStore):
         self._closed = False
         self.inline = (synchronous == "NORMAL" and not read_only) if inline is None else inline
         self._inline_db: sqlite3.Connection | None = None
+        self._inline: _Db | None = None  # the adapter over ``_inline_db``, made once
         self._inline_thread: int | None = None
         self._inline_commits = 0
         self._checkpoint: asyncio.Future[Any] | None = None
@@ -266,7 +316,7 @@ class SqliteStore(SqlStore):
             db.execute("PRAGMA busy_timeout = 0")
             db.execute(f"PRAGMA synchronous = {self.synchronous}")
             db.execute("PRAGMA wal_autocheckpoint = 0")  # checkpoints belong on the worker
-            self._inline_db, self._inline_thread = db, threading.get_ident()
+            self._inline_db, self._inline, self._inline_thread = db, _Db(db), threading.get_ident()
         self._conn = conn
 
     def _setup_sync(self, db: sqlite3.Connection) -> None:
@@ -307,18 +357,34 @@ class SqliteStore(SqlStore):
         """Run ``script`` inline when the write lock is free, else on aiosqlite's worker (it waits)."""
         conn = self._conn or await self._connection()
         try:
-            db = self._inline_db
+            ad = self._inline
             if (
-                db is not None
+                ad is not None
                 and threading.get_ident() == self._inline_thread
                 and (mode in ("read", "snapshot") or not self._checkpoint_holds or self._checkpoint_done())
             ):
+                # The inline path, kept lean (every store call of a cycle takes it): the adapter made
+                # once, a write transaction only around a script of several statements.
+                db = ad.db
                 try:
-                    out = self._script(db, script, mode, args)
+                    if mode == "write":
+                        db.execute("BEGIN IMMEDIATE")
+                        try:
+                            out = run_sync(script(ad, *args))
+                            db.execute("COMMIT")
+                        except BaseException:
+                            if db.in_transaction:
+                                db.execute("ROLLBACK")
+                            raise
+                    elif mode == "snapshot":
+                        out = self._snapshot(db, ad, script, args)
+                    else:  # a read, or one write statement: atomic alone (autocommit)
+                        out = run_sync(script(ad, *args))
                 except sqlite3.OperationalError as exc:
-                    if getattr(exc, "sqlite_errorcode", None) != sqlite3.SQLITE_BUSY:
+                    if not _busy(exc):
                         raise self._typed(exc) from exc
-                    # The write lock is held: wait for it on the worker, off the event loop.
+                    # The write lock is held, or the snapshot moved: nothing was changed. Wait for
+                    # the lock on the worker, off the event loop (it also retries a moved snapshot).
                 except sqlite3.DatabaseError as exc:
                     raise self._typed(exc) from exc
                 else:
@@ -355,8 +421,8 @@ class SqliteStore(SqlStore):
         self._checkpoint = asyncio.ensure_future(conn._execute(_checkpoint, conn._conn))
 
     @staticmethod
-    def _tx(db: sqlite3.Connection, body: Callable[[], T]) -> T:
-        db.execute("BEGIN IMMEDIATE")
+    def _tx(db: sqlite3.Connection, body: Callable[[], T], begin: str = "BEGIN IMMEDIATE") -> T:
+        db.execute(begin)
         try:
             out = body()
             db.execute("COMMIT")
@@ -365,6 +431,11 @@ class SqliteStore(SqlStore):
                 db.execute("ROLLBACK")
             raise
         return out
+
+    def _snapshot(self, db: sqlite3.Connection, ad: _Db, script: Script[T], args: tuple[Any, ...]) -> T:
+        """Reads that must agree (a listing's runs, counts and calls), in one read transaction:
+        ``BEGIN`` (deferred) takes no lock; the first SELECT fixes the snapshot the others see."""
+        return self._tx(db, lambda: run_sync(script(ad, *args)), "BEGIN")
 
     async def setup(self) -> None:
         """Open the file and apply migrations now rather than on first use."""
@@ -390,10 +461,33 @@ class SqliteStore(SqlStore):
             await conn.close()
 
     def _script(self, db: sqlite3.Connection, script: Script[T], mode: Mode, args: tuple[Any, ...]) -> T:
-        """One script on this connection: reads as they come, writes under ``BEGIN IMMEDIATE``."""
-        if mode in ("read", "snapshot"):
-            return run_sync(script(_Db(db), *args))
-        return self._tx(db, lambda: run_sync(script(_Db(db), *args)))
+        """One script on the worker's connection: reads as they come (a snapshot's in one read
+        transaction), a script of several writes under ``BEGIN IMMEDIATE``, one write statement in
+        autocommit. SQLITE_BUSY_SNAPSHOT (a write begun on a snapshot another connection wrote
+        past; the busy timeout does not wait for it) changed nothing: the script runs again."""
+        ad = _Db(db)
+        for attempt in range(_SNAPSHOT_ATTEMPTS):
+            try:
+                if mode == "write":
+                    return self._tx(db, lambda: run_sync(script(ad, *args)))
+                if mode == "snapshot":
+                    return self._snapshot(db, ad, script, args)
+                return run_sync(script(ad, *args))
+            except sqlite3.OperationalError as exc:
+                if getattr(exc, "sqlite_errorcode", None) != _BUSY_SNAPSHOT or attempt == _SNAPSHOT_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def finish_run(self, run_id: str, owner: str | None) -> bool:
+        """One statement in autocommit: the run deleted if ``owner`` holds its lease (its calls
+        with it, by ``runs_calls_delete``); else True only when the run is already gone."""
+
+        async def script(db: _Db) -> bool:
+            if await db.execute(q.FINISH_RUN, run_id, owner, time.time()) == 1 or owner is None:
+                return True
+            return await db.fetchrow(q.RUN_EXISTS, run_id) is None
+
+        return await self._run(script, mode="statement")
 
     # -- reads without an event loop --------------------------------------------------------
     def list_suspended_now(

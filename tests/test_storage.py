@@ -332,7 +332,7 @@ def test_hash_template_cuts_the_exact_canonical_json_entry_hash_covers():
 
 
 async def test_sqlite_schema_4_gains_the_picker_indexes_and_keeps_its_pending_runs(tmp_path):
-    """A database at schema 4 migrates to 5 (indexes on pending calls by tool and kind); its runs stay listed."""
+    """A database at schema 4 migrates on (version 5's picker indexes, one since version 8); its runs stay listed."""
     from storage.sqlite import _MIGRATIONS, _statements
 
     path = tmp_path / "w.db"
@@ -361,7 +361,7 @@ async def test_sqlite_schema_4_gains_the_picker_indexes_and_keeps_its_pending_ru
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT MAX(version) FROM warden_schema").fetchone()[0] == SCHEMA_VERSION
         names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
-        assert {"pending_calls_by_tool", "pending_calls_by_kind"} <= names
+        assert "pending_calls_open" in names and not {"pending_calls_by_tool", "pending_calls_by_kind"} & names
         for cond in ("c.tool_name = 'send_email'", "c.kind IN ('suspend')"):
             plan = " ".join(
                 r[-1]
@@ -371,3 +371,245 @@ async def test_sqlite_schema_4_gains_the_picker_indexes_and_keeps_its_pending_ru
                 )
             )
             assert "USING" in plan and "SCAN c" not in plan, plan
+
+
+async def test_sqlite_schema_7_keys_the_audit_by_seq_and_its_chain_still_verifies(tmp_path):
+    """Version 8 rebuilds ``audit_log`` keyed by ``seq`` (and merges the picker's indexes): every
+    entry keeps its bytes, the old chain verifies, new entries link to it, rows stay listed."""
+    from storage.audit import verify as verify_chain
+    from storage.records import AuditRow
+    from storage.sqlite import _MIGRATIONS, _statements
+
+    path = tmp_path / "w.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE warden_schema (version INTEGER NOT NULL)")
+        for version in range(1, 4):
+            for statement in _statements(_MIGRATIONS[version]):
+                db.execute(statement)
+            db.execute("INSERT INTO warden_schema (version) VALUES (?)", (version,))
+        db.execute(  # written before the chain: unsealed
+            "INSERT INTO audit_log (run_id, tool_call_id, agent_id, tool_name, decision, fingerprint, reason, "
+            "actor, decided_at) VALUES ('r0', 'c0', 'a', 't', 'declined', 'fp', NULL, 'ann', 1.0)"
+        )
+        for version in range(4, 8):
+            for statement in _statements(_MIGRATIONS[version]):
+                db.execute(statement)
+            db.execute("INSERT INTO warden_schema (version) VALUES (?)", (version,))
+        db.execute(
+            "INSERT INTO runs (run_id, agent_id, status, snapshot, created_at, suspended_at, updated_at) "
+            "VALUES ('r1', 'mailer', 'suspended', '{}', 1, 1, 1)"
+        )
+        db.execute(
+            "INSERT INTO pending_calls (run_id, tool_call_id, tool_name, kind, status, fingerprint, args, "
+            "agent_path, seq, created_at) VALUES ('r1', 'c1', 'send_email', 'suspend', 'pending', 'fp', '{}', "
+            "'[]', 0, 1)"
+        )
+    from storage.audit import seal, to_db
+    from storage.sql_common import INSERT_AUDIT, sqlite_text
+
+    sealed = seal(
+        [
+            AuditRow("r1", "c1", "mailer", "send_email", "approved", "fp", "ok", 2.5, "bob", {"grant_id": "g"}),
+            AuditRow("r1", "c2", "mailer", "send_email", "declined", "fp", "é", 3.0),
+        ],
+        1,
+        None,
+    )
+    with sqlite3.connect(path) as db:  # sealed entries as version 7 stored them (an id beside seq)
+        db.executemany(sqlite_text(INSERT_AUDIT), [to_db(r) for r in sealed])
+        before = db.execute(
+            "SELECT seq, run_id, decided_at, detail, prev_hash, hash FROM audit_log ORDER BY seq"
+        ).fetchall()
+    assert [r[0] for r in before] == [1, 2, 3]
+    s = SqliteStore(path)
+    try:
+        log = await s.audit_log()
+        assert [(e.seq, e.hash) for e in log] == [(1, None), (2, sealed[0].hash), (3, sealed[1].hash)]
+        report = verify_chain(log)
+        assert report.ok and (report.checked, report.unsealed) == (2, 1)
+        [new] = await s.append_audit(AuditRow("r1", "c3", "mailer", "t", "approved", "fp", None, 4.0))
+        assert (new.seq, new.prev_hash) == (4, sealed[1].hash)
+        assert verify_chain(await s.audit_log()).ok
+        assert [e.seq for e in await s.audit_log(agent_id="mailer", after=2)] == [3, 4]
+        rows, total = await s.list_suspended(tool_name="send_email", kind="input")
+        assert total == 1 and rows[0].calls[0].tool_call_id == "c1"
+        assert await s.count_suspended_by_kind() == {"approval": 0, "input": 1}
+        assert await s.count_suspended_by_kind(tool_name="other") == {"approval": 0, "input": 0}
+    finally:
+        await s.aclose()
+    with sqlite3.connect(path) as db:
+        after = db.execute(
+            "SELECT seq, run_id, decided_at, detail, prev_hash, hash FROM audit_log WHERE seq <= 3"
+        ).fetchall()
+        assert after == before
+        assert db.execute("SELECT MAX(version) FROM warden_schema").fetchone()[0] == SCHEMA_VERSION == 8
+        names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+        assert {"pending_calls_open", "audit_by_call", "audit_by_agent"} <= names
+        assert not {"pending_calls_by_tool", "pending_calls_by_kind", "audit_by_seq"} & names
+        assert db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = 'runs_calls_delete'"
+        ).fetchone()
+        cols = [r[1] for r in db.execute("PRAGMA table_info(audit_log)")]
+        assert cols[0] == "seq" and "id" not in cols
+        plan = " ".join(r[-1] for r in db.execute("EXPLAIN QUERY PLAN SELECT hash FROM audit_log WHERE seq = 2"))
+        assert "INTEGER PRIMARY KEY" in plan, plan
+
+
+def test_overdue_calls_and_the_headers_counts_are_read_by_index(tmp_path):
+    """The deadline sweep reads ``pending_calls_overdue`` (not every pending approval, sorted); the
+    counts by kind seek a tool in ``pending_calls_open`` and need no sort to group."""
+    import asyncio
+
+    from storage.listing import SuspendedFilter, count_sql
+    from storage.sql_common import LIST_OVERDUE, mark, sqlite_text
+
+    path = tmp_path / "w.db"
+    asyncio.run(SqliteStore(path).setup())
+    with sqlite3.connect(path) as db:
+
+        def plan(sql: str, params: list) -> str:
+            return " | ".join(r[-1] for r in db.execute("EXPLAIN QUERY PLAN " + sqlite_text(sql), params))
+
+        overdue = plan(LIST_OVERDUE, [1.0, 10])
+        assert "pending_calls_overdue" in overdue and "TEMP B-TREE" not in overdue, overdue
+        params: list = []
+        by_tool = plan(count_sql(SuspendedFilter(tool_name="t"), mark, params), params)
+        assert "pending_calls_open (tool_name=?)" in by_tool and "TEMP B-TREE" not in by_tool, by_tool
+        params = []
+        every = plan(count_sql(SuspendedFilter(), mark, params), params)
+        assert "COVERING INDEX pending_calls_open" in every or "INDEX pending_calls_open" in every, every
+        assert "TEMP B-TREE" not in every, every
+
+
+async def test_postgres_schema_7_merges_the_picker_indexes_and_keeps_its_rows() -> None:
+    """PostgreSQL's version 8: the pending-only indexes by tool and by kind become ``pending_calls_open``;
+    a call stored at version 7 stays listed and counted."""
+    import asyncpg
+
+    from storage import PostgresStore
+    from storage.postgres import _MIGRATIONS
+    from tests.pg import fresh_database
+
+    async with fresh_database() as dsn:
+        conn = await asyncpg.connect(dsn)
+        try:
+            await conn.execute("CREATE TABLE warden_schema (version INTEGER NOT NULL)")
+            for version in range(1, 8):
+                await conn.execute(_MIGRATIONS[version])
+                await conn.execute("INSERT INTO warden_schema (version) VALUES ($1)", version)
+            await conn.execute(
+                "INSERT INTO runs (run_id, agent_id, status, snapshot, created_at, suspended_at, updated_at) "
+                "VALUES ('r1', 'mailer', 'suspended', '{}', 1, 1, 1)"
+            )
+            await conn.execute(
+                "INSERT INTO pending_calls (run_id, tool_call_id, tool_name, kind, status, fingerprint, args, "
+                "agent_path, seq, created_at) VALUES ('r1', 'c1', 'send_email', 'suspend', 'pending', 'fp', '{}', "
+                "'[]', 0, 1)"
+            )
+        finally:
+            await conn.close()
+        store = PostgresStore(dsn)
+        try:
+            rows, total = await store.list_suspended(tool_name="send_email", kind="input")
+            assert total == 1 and rows[0].calls[0].tool_call_id == "c1"
+            assert await store.count_suspended_by_kind(tool_name="send_email") == {"approval": 0, "input": 1}
+        finally:
+            await store.aclose()
+        conn = await asyncpg.connect(dsn)
+        try:
+            names = {
+                r[0] for r in await conn.fetch("SELECT indexname FROM pg_indexes WHERE tablename = 'pending_calls'")
+            }
+            assert "pending_calls_open" in names and not {"pending_calls_by_tool", "pending_calls_by_kind"} & names
+            assert await conn.fetchval("SELECT MAX(version) FROM warden_schema") == SCHEMA_VERSION
+        finally:
+            await conn.close()
+
+
+async def _approve(store: SqliteStore, call_id: str):
+    from storage.records import Decision
+
+    return await store.claim(
+        "run-000001",
+        call_id,
+        kinds=("approval",),
+        decide=lambda call, run: Decision("approved"),
+        owner="me",
+        lease_seconds=60,
+    )
+
+
+async def test_one_statement_writes_run_in_autocommit_and_a_finished_runs_calls_go_with_it(tmp_path):
+    """The started mark, a lease renewal and ``finish_run`` are each one statement, without
+    BEGIN/COMMIT; the finish's lease check is in its DELETE, and the run's calls go with the run."""
+    path = tmp_path / "w.db"
+    store = SqliteStore(path)
+    try:
+        await store.save_suspended(run_row(1), [call_row(1, "c1"), call_row(1, "c2")])
+        claimed = await _approve(store, "c1")
+        assert claimed.outcome == "ok" and claimed.run is not None
+        traced: list[str] = []
+        assert store._inline_db is not None
+        store._inline_db.set_trace_callback(traced.append)
+        assert await store.mark_started("run-000001", "c1", "me")
+        assert await store.renew_lease("run-000001", "me", 30)
+        assert not await store.finish_run("run-000001", "someone else")  # not the holder: nothing deleted
+        assert len(await store.get_calls("run-000001")) == 2
+        assert await store.finish_run("run-000001", "me")
+        store._inline_db.set_trace_callback(None)
+        assert not [s for s in traced if s.split()[0].upper() in ("BEGIN", "COMMIT")], traced
+        assert await store.get_run("run-000001") is None and await store.get_calls("run-000001") == []
+        assert await store.finish_run("run-000001", "me"), "a run already gone is finished"
+    finally:
+        await store.aclose()
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT COUNT(*) FROM pending_calls").fetchone() == (0,)
+
+
+async def test_a_one_statement_write_waits_for_a_held_write_lock(tmp_path):
+    """An autocommit write that finds the lock held (SQLITE_BUSY inline) is run again on the worker."""
+    import threading
+
+    path = tmp_path / "w.db"
+    store = SqliteStore(path)
+    try:
+        await store.save_suspended(run_row(1), [call_row(1)])
+        assert (await _approve(store, "c")).outcome == "ok"
+        other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        other.execute("BEGIN IMMEDIATE")
+        threading.Timer(0.2, lambda: other.execute("COMMIT")).start()
+        assert await store.mark_started("run-000001", "c", "me")
+        assert await store.finish_run("run-000001", "me")
+        assert await store.get_run("run-000001") is None
+        other.close()
+    finally:
+        await store.aclose()
+
+
+async def test_a_moved_snapshot_is_run_again_not_reported(tmp_path, monkeypatch):
+    """SQLITE_BUSY_SNAPSHOT (a write begun on a snapshot another connection wrote past) changed
+    nothing: inline, the script goes to the worker; there, it runs again instead of failing."""
+    import storage.sqlite
+
+    store = SqliteStore(tmp_path / "w.db")
+    try:
+        await store.save_suspended(run_row(1), [call_row(1)])
+        real = storage.sqlite._Db.execute
+        moved = [2]  # once inline, once on the worker
+
+        async def execute(self, sql, *args):
+            if sql.startswith("UPDATE pending_calls SET started_at") and moved[0]:
+                moved[0] -= 1
+                exc = sqlite3.OperationalError("database is locked")
+                exc.sqlite_errorcode = 517  # SQLITE_BUSY_SNAPSHOT
+                raise exc
+            return await real(self, sql, *args)
+
+        monkeypatch.setattr(storage.sqlite._Db, "execute", execute)
+        assert (await _approve(store, "c")).outcome == "ok"
+        assert await store.mark_started("run-000001", "c", "me")
+        assert moved == [0]
+        [call] = await store.get_calls("run-000001")
+        assert call.started_at is not None
+    finally:
+        await store.aclose()
