@@ -23,6 +23,7 @@ import glob
 import os
 import re
 import secrets
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -120,7 +121,7 @@ async def approvals(url: str, token: str, runs: int, clients: int, pid: int) -> 
         await conn.aclose()
 
 
-def count(code: Path, runs: int, clients: int, memory: bool) -> float:
+def count(code: Path, runs: int, clients: int, memory: bool, keep: Path | None = None) -> float:
     with tempfile.TemporaryDirectory(prefix="warden-instr-") as tmp:
         out = Path(tmp) / "callgrind.out"
         token = secrets.token_urlsafe(24)
@@ -138,6 +139,9 @@ def count(code: Path, runs: int, clients: int, memory: bool) -> float:
                 totals.append(int(m.group(1)))
         if not totals:
             raise SystemExit(f"no callgrind dump of the timed phase in {dumps}")
+        if keep is not None:
+            keep.mkdir(parents=True, exist_ok=True)
+            shutil.copy(dumps[0], keep / f"callgrind.{code.name}.out")
         return totals[0] / runs
 
 
@@ -148,6 +152,7 @@ def main() -> None:
     p.add_argument("--repeat", type=int, default=1)
     p.add_argument("--memory", action="store_true", help="InMemoryStore in the server (default SQLite NORMAL)")
     p.add_argument("--compare", type=Path, default=None, help="another checkout, counted in turns with this one")
+    p.add_argument("--keep", type=Path, default=None, help="copy the timed phase's callgrind file into this directory")
     a = p.parse_args()
     if not (1 <= a.runs <= 5000 and 1 <= a.clients <= 256 and 1 <= a.repeat <= 10):
         raise SystemExit("--runs 1..5000, --clients 1..256, --repeat 1..10")
@@ -158,7 +163,7 @@ def main() -> None:
     print(f"server_instructions: {a.runs} approvals, {a.clients} clients, {store}, instructions of the server process")
     for _ in range(a.repeat):
         for label, code in codes:
-            per = count(code, a.runs, a.clients, a.memory)
+            per = count(code, a.runs, a.clients, a.memory, a.keep)
             print(f"  {label:<12} {per / 1e6:.3f} M instructions/approval", flush=True)
 
 
