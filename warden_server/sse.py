@@ -23,7 +23,7 @@ import json
 import logging
 from collections import deque
 from collections.abc import AsyncIterator, Sequence
-from json.encoder import encode_basestring_ascii as _quote  # type: ignore[attr-defined]
+from json.encoder import encode_basestring_ascii as _quote
 from typing import Any
 
 from pydantic import BaseModel
