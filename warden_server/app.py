@@ -23,7 +23,16 @@ from agent_core.errors import AgentNotFound, InvalidRequest, WardenError
 from agent_core.notify import watch_pending
 from agent_core.options import SentRunOptions
 from agent_core.webhooks import WebhookNotifier
-from warden_server import context_routes, events, external_routes, handover, resolve_routes, studio_routes, ui
+from warden_server import (
+    context_routes,
+    events,
+    external_routes,
+    handover,
+    resolve_routes,
+    studio_routes,
+    ui,
+    views_json,
+)
 from warden_server import errors as E
 from warden_server.cors import cors_middleware
 from warden_server.external import ExternalCalls
@@ -252,7 +261,7 @@ async def suspended_runs(request: Request) -> Response:
     agent = handover.decider(_runtime(request), request.path_params["agentId"])
     q = SuspendedRunsQuery.model_validate(dict(request.query_params))
     result = await agent.list_suspended_runs(**q.filters())
-    return JSONResponse(wire.encode_suspended_run_list(result))
+    return _run_list_response(result)
 
 
 async def all_suspended_runs(request: Request) -> Response:
@@ -261,12 +270,22 @@ async def all_suspended_runs(request: Request) -> Response:
     if q.agent_id is not None:
         await handover.check_listed(runtime, q.agent_id)  # 404 for an unknown agent rather than an empty list
     result = await runtime.list_suspended_runs(agent_id=q.agent_id, **q.filters())
-    return JSONResponse(wire.encode_suspended_run_list(result))
+    return _run_list_response(result)
+
+
+def _run_list_response(result: Any) -> Response:
+    data = views_json.suspended_run_list(result)  # one pass of the views' serializers
+    if data is None:
+        return JSONResponse(wire.encode_suspended_run_list(result))
+    return Response(data, media_type=JSONResponse.media_type)
 
 
 async def get_suspended_run(request: Request) -> Response:
     run = await _runtime(request).get_suspended_run(request.path_params["runId"])
-    return JSONResponse(wire.encode_suspended_run(run))
+    data = views_json.suspended_run(run)  # one pass of the view's serializer
+    if data is None:
+        return JSONResponse(wire.encode_suspended_run(run))
+    return Response(data, media_type=JSONResponse.media_type)
 
 
 async def audit(request: Request) -> Response:

@@ -182,3 +182,59 @@ async def test_a_chunk_the_encoder_refuses_becomes_an_in_band_error_and_ends_the
     again.gate.put_nowait(None)
     await whole.wait()
     assert [c["type"] for c in whole.chunks()] == ["start", "error"]  # the answer sent whole: the same
+
+
+def _one_of_each() -> list[Chunk]:
+    """A chunk of every payload type, with the optional fields both left out and given."""
+    from datetime import UTC, datetime
+
+    call = {"tool_call_id": "c\u2028", "tool_name": "t\x7f", "args": {"v": TRICKY}}
+    at = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
+    return [
+        make_chunk("start", "r/é", agent_id="ops"),
+        make_chunk("step-start", "r", step=3),
+        make_chunk("text-delta", "r", text="hé\x7f\u2028😀"),
+        make_chunk("tool-call", "r", **call),
+        make_chunk("tool-call-approval", "r", fingerprint="sha256:x", **call),
+        make_chunk(
+            "tool-call-approval",
+            "r",
+            fingerprint="f",
+            resume_schema={"type": "object"},
+            agent_path=["a", "b"],
+            expires_at=at,
+            policy_rule="rule",
+            policy_reason="why",
+            approvers_required=2,
+            approvals=[{"actor": "ann", "at": 1.5}],
+            **call,
+        ),
+        make_chunk("tool-call-suspended", "r", suspend_payload={"q": [1, 2.5]}, **call),
+        make_chunk("tool-result", "r", result={"v": TRICKY}, is_error=False, **call),
+        make_chunk("tool-result", "r", tool_call_id="c", tool_name="t", result=None, grant_id="g1"),
+        make_chunk("tool-error", "r", tool_call_id="c", tool_name="t", error="boom\x00"),
+        make_chunk("tool-output-denied", "r", reason="no", policy_rule="deny-all", **call),
+        make_chunk("tool-call-expired", "r", expired_at=at, **call),
+        make_chunk("tool-output", "r", tool_call_id="c", tool_name="t", data={"progress": 0.5}, agent_path=["a"]),
+        make_chunk("step-finish", "r", step=0, finish_reason="tool-calls"),
+        make_chunk("finish", "r", finish_reason="stop"),
+        make_chunk("finish", "r", finish_reason="stop", object={"answer": 42}),
+        make_chunk("error", "r", error="bad", code="INTERNAL_ERROR"),
+    ]
+
+
+@pytest.mark.parametrize("chunk", _one_of_each(), ids=lambda c: c.type)
+def test_an_event_is_the_bytes_of_the_chunks_own_serializer(chunk: Chunk) -> None:
+    """The envelope written by hand around the payload's own serializer: byte for byte what the
+    ``Chunk`` model writes (its serializer goes through the payload union)."""
+    whole = chunk.model_dump_json(by_alias=True, ensure_ascii=True).replace("\x7f", "\\u007f")
+    assert sse._chunk_json(chunk) is not None  # the fast path covers every payload type
+    assert encode_event(chunk) == b"data: " + whole.encode("ascii") + b"\n\n"
+
+
+def test_a_chunk_the_fast_path_does_not_cover_goes_through_the_model() -> None:
+    odd = make_chunk("text-delta", "r", text="x")
+    object.__setattr__(odd, "__dict__", {**odd.__dict__, "run_id": 7})  # not text: the model decides
+    assert sse._chunk_json(odd) is None
+    with pytest.warns(UserWarning):  # pydantic says it wrote a number where text was declared
+        assert json.loads(encode_event(odd)[6:-2])["payload"] == {"text": "x"}
