@@ -442,7 +442,7 @@ async def test_sqlite_schema_7_keys_the_audit_by_seq_and_its_chain_still_verifie
             "SELECT seq, run_id, decided_at, detail, prev_hash, hash FROM audit_log WHERE seq <= 3"
         ).fetchall()
         assert after == before
-        assert db.execute("SELECT MAX(version) FROM warden_schema").fetchone()[0] == SCHEMA_VERSION == 8
+        assert db.execute("SELECT MAX(version) FROM warden_schema").fetchone()[0] == SCHEMA_VERSION
         names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
         assert {"pending_calls_open", "audit_by_call", "audit_by_agent"} <= names
         assert not {"pending_calls_by_tool", "pending_calls_by_kind", "audit_by_seq"} & names
