@@ -302,26 +302,25 @@ class _Conn(asyncpg.Connection):
         super().__init__(*args, **kwargs)
         self._hot: dict[str, PreparedStatement] = {}
 
-    async def _prepared(self, sql: str) -> PreparedStatement:
-        stmt = self._hot.get(sql)
-        if stmt is None:
-            stmt = self._hot[sql] = await self.prepare(sql)
+    async def _prepare_hot(self, sql: str) -> PreparedStatement:
+        stmt = self._hot[sql] = await self.prepare(sql)
         return stmt
 
     async def value(self, sql: str, *args: Any) -> Any:
         """The first column of the first row (None when no row)."""
+        stmt = self._hot.get(sql) or await self._prepare_hot(sql)
         try:
-            return await (await self._prepared(sql)).fetchval(*args)
+            return await stmt.fetchval(*args)
         except (InvalidCachedStatementError, OutdatedSchemaCacheError):
-            del self._hot[sql]  # the schema changed under it (a migration): prepared again, as asyncpg's cache does
-            return await (await self._prepared(sql)).fetchval(*args)
+            # the schema changed under it (a migration): prepared again, as asyncpg's own cache does
+            return await (await self._prepare_hot(sql)).fetchval(*args)
 
     async def rows(self, sql: str, *args: Any) -> list[Any]:
+        stmt = self._hot.get(sql) or await self._prepare_hot(sql)
         try:
-            return await (await self._prepared(sql)).fetch(*args)
+            return await stmt.fetch(*args)
         except (InvalidCachedStatementError, OutdatedSchemaCacheError):
-            del self._hot[sql]
-            return await (await self._prepared(sql)).fetch(*args)
+            return await (await self._prepare_hot(sql)).fetch(*args)
 
 
 class _Db:
@@ -607,9 +606,10 @@ class PostgresStore(SqlStore):
         self._refuse_newer(current)
         return bool(current == SCHEMA_VERSION)
 
-    async def _call(self, fn: Callable[[_Conn], Awaitable[T]], *, mode: Mode = "write") -> T:
-        """``fn`` on a pooled connection: in a transaction for ``write``, in one read-only
-        REPEATABLE READ snapshot for ``snapshot``, else as it comes (one statement is atomic)."""
+    async def _call(self, fn: Callable[..., Awaitable[T]], *args: Any, mode: Mode = "write") -> T:
+        """``fn(conn, *args)`` on a pooled connection: in a transaction for ``write``, in one read-only
+        REPEATABLE READ snapshot for ``snapshot``, else as it comes (one statement is atomic).
+        ``fn`` may be ``_Conn.value``: one prepared statement, no closure in between."""
         pool = self._pool
         if pool is None or self._loop is not asyncio.get_running_loop():
             pool = await self._connection_pool()
@@ -617,10 +617,10 @@ class PostgresStore(SqlStore):
             conn = pool.take() or await pool.get()
             try:
                 if mode == "read" or mode == "statement":
-                    return await fn(conn)
+                    return await fn(conn, *args)
                 snapshot = mode == "snapshot"
                 async with conn.transaction(isolation="repeatable_read" if snapshot else None, readonly=snapshot):
-                    return await fn(conn)
+                    return await fn(conn, *args)
             except BaseException:
                 await _scrub(conn)
                 raise
@@ -748,33 +748,26 @@ class PostgresStore(SqlStore):
         return await super()._claim(req)
 
     async def mark_started(self, run_id: str, tool_call_id: str, owner: str) -> bool:
-        async def body(conn: _Conn) -> bool:
-            return await conn.value(_MARK_STARTED, time.time(), run_id, tool_call_id, owner) is not None
-
-        return await self._call(body, mode="statement")
+        marked = await self._call(
+            _Conn.value, _MARK_STARTED, time.time(), run_id, tool_call_id, owner, mode="statement"
+        )
+        return marked is not None
 
     async def checkpoint(self, run_id: str, owner: str, snapshot: str, applied: list[str]) -> bool:
-        async def body(conn: _Conn) -> bool:
-            return await conn.value(_CHECKPOINT, snapshot, time.time(), run_id, owner, list(applied)) is not None
-
-        return await self._call(body, mode="statement")
+        done = await self._call(
+            _Conn.value, _CHECKPOINT, snapshot, time.time(), run_id, owner, applied, mode="statement"
+        )
+        return done is not None
 
     async def finish_run(self, run_id: str, owner: str | None) -> bool:
-        async def body(conn: _Conn) -> bool:
-            if await conn.value(_FINISH, run_id, owner, time.time()) is not None or owner is None:
-                return True
-            return await conn.value(q.RUN_EXISTS, run_id) is None
-
-        return await self._call(body, mode="statement")
+        if await self._call(_Conn.value, _FINISH, run_id, owner, time.time(), mode="statement") is not None:
+            return True
+        return owner is None or await self._call(_Conn.value, q.RUN_EXISTS, run_id, mode="read") is None
 
     async def list_grants(self, now: float, *, tool_name: str | None = None) -> list[GrantRow]:
         if tool_name is None:
             return await super().list_grants(now)
-
-        async def body(conn: _Conn) -> list[Any]:
-            return await conn.rows(_GRANTS_OF_TOOL, now, tool_name)
-
-        return [grant_from_row(r) for r in await self._call(body, mode="read")]
+        return [grant_from_row(r) for r in await self._call(_Conn.rows, _GRANTS_OF_TOOL, now, tool_name, mode="read")]
 
     # -- live updates -----------------------------------------------------------------
     async def subscribe(self) -> AsyncIterator[StoreEvent]:
