@@ -330,19 +330,14 @@ class _Conn(asyncpg.Connection):
         return await self._bind_execute(await self._prepare_hot(sql), args, limit)
 
     async def _bind_execute(self, stmt: PreparedStatement, args: tuple[Any, ...], limit: int) -> list[Any]:
-        if _Conn.direct:
+        protocol = self._protocol  # None once the connection is closed: the public path says so
+        if _Conn.direct and protocol is not None:
             try:
-                execute = self._protocol.bind_execute
-                state = stmt._state
-            except AttributeError:
+                done = protocol.bind_execute(stmt._state, args, "", limit, True, None)
+            except (AttributeError, TypeError):  # another asyncpg: raised before anything was sent
                 _Conn.direct = False
             else:
-                try:
-                    done = execute(state, args, "", limit, True, None)
-                except TypeError:  # another signature: raised before anything was sent
-                    _Conn.direct = False
-                else:
-                    return (await done)[0]
+                return (await done)[0]
         rows = await stmt.fetch(*args)
         return rows[:limit] if limit else rows
 

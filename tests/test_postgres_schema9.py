@@ -151,3 +151,24 @@ async def test_the_cycle_runs_on_prepared_statements_bound_directly_or_through_a
             assert _Conn.direct is direct
         finally:
             await store.aclose()
+
+
+async def test_a_closed_connection_is_a_typed_error_and_keeps_the_direct_binding() -> None:
+    from storage.postgres import _Conn
+
+    async with fresh_database() as dsn:
+        conn = await asyncpg.connect(dsn, connection_class=_Conn)
+        assert await conn.value("SELECT 1") == 1
+        conn.terminate()
+        with pytest.raises(asyncpg.InterfaceError, match="closed"):
+            await conn.value("SELECT 1")
+        assert _Conn.direct  # a closed connection says nothing about asyncpg's protocol
+        store = PostgresStore(dsn)
+        try:
+            await store.save_suspended(_run(1), [_call(1)])
+            pool = await store._connection_pool()
+            for idle in list(pool._idle):
+                idle.terminate()
+            assert await store.list_grants(0.0, tool_name="t") == []  # a new connection in the freed slot
+        finally:
+            await store.aclose()
