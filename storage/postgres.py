@@ -292,36 +292,54 @@ _GRANTS_OF_TOOL = q.LIVE_GRANTS + " AND tool_name = $2" + q.GRANTS_ORDER
 
 class _Conn(asyncpg.Connection):
     """A pooled connection that prepares the approval cycle's statements once (asyncpg's public
-    ``prepare``) and runs them as ``PreparedStatement``: a call skips the connection's
-    statement-cache lookup and its retry wrapper, ~15k of ~100k instructions a statement.
+    ``prepare``) and binds and executes them on its protocol: a call skips the connection's
+    statement-cache lookup and retry wrapper, and ``PreparedStatement``'s checks and lock
+    (~27k of ~100k instructions a statement; the store gives a connection to one call at a time).
     Only this module's constant statements come here (a fixed, small set per connection)."""
 
     __slots__ = ("_hot",)
+
+    #: whether asyncpg's protocol takes ``bind_execute`` as 0.30-0.32 do; else ``PreparedStatement``'s
+    #: public methods (set False on the first call that finds it otherwise: nothing was sent then).
+    direct = True
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._hot: dict[str, PreparedStatement] = {}
 
-    async def _prepared(self, sql: str) -> PreparedStatement:
-        stmt = self._hot.get(sql)
-        if stmt is None:
-            stmt = self._hot[sql] = await self.prepare(sql)
+    async def _prepare_hot(self, sql: str) -> PreparedStatement:
+        stmt = self._hot[sql] = await self.prepare(sql)
         return stmt
 
     async def value(self, sql: str, *args: Any) -> Any:
         """The first column of the first row (None when no row)."""
-        try:
-            return await (await self._prepared(sql)).fetchval(*args)
-        except (InvalidCachedStatementError, OutdatedSchemaCacheError):
-            del self._hot[sql]  # the schema changed under it (a migration): prepared again, as asyncpg's cache does
-            return await (await self._prepared(sql)).fetchval(*args)
+        rows = await self._execute_hot(sql, args, 1)
+        return rows[0][0] if rows else None
 
     async def rows(self, sql: str, *args: Any) -> list[Any]:
+        return await self._execute_hot(sql, args, 0)
+
+    async def _execute_hot(self, sql: str, args: tuple[Any, ...], limit: int) -> list[Any]:
+        stmt = self._hot.get(sql) or await self._prepare_hot(sql)
         try:
-            return await (await self._prepared(sql)).fetch(*args)
-        except (InvalidCachedStatementError, OutdatedSchemaCacheError):
-            del self._hot[sql]
-            return await (await self._prepared(sql)).fetch(*args)
+            return await self._bind_execute(stmt, args, limit)
+        except InvalidCachedStatementError:  # the schema changed under it (a migration): prepared again
+            pass
+        except OutdatedSchemaCacheError:  # a type changed: asyncpg's caches reloaded, as its own path does
+            await self.reload_schema_state()
+        return await self._bind_execute(await self._prepare_hot(sql), args, limit)
+
+    async def _bind_execute(self, stmt: PreparedStatement, args: tuple[Any, ...], limit: int) -> list[Any]:
+        protocol = self._protocol  # None once the connection is closed: the public path says so
+        if _Conn.direct and protocol is not None:
+            try:
+                done = protocol.bind_execute(stmt._state, args, "", limit, True, None)
+            except (AttributeError, TypeError):  # another asyncpg: raised before anything was sent
+                _Conn.direct = False
+            else:
+                return (await done)[0]
+        rows = await stmt.fetch(*args)
+        return rows[:limit] if limit else rows
 
 
 class _Db:
@@ -607,9 +625,10 @@ class PostgresStore(SqlStore):
         self._refuse_newer(current)
         return bool(current == SCHEMA_VERSION)
 
-    async def _call(self, fn: Callable[[_Conn], Awaitable[T]], *, mode: Mode = "write") -> T:
-        """``fn`` on a pooled connection: in a transaction for ``write``, in one read-only
-        REPEATABLE READ snapshot for ``snapshot``, else as it comes (one statement is atomic)."""
+    async def _call(self, fn: Callable[..., Awaitable[T]], *args: Any, mode: Mode = "write") -> T:
+        """``fn(conn, *args)`` on a pooled connection: in a transaction for ``write``, in one read-only
+        REPEATABLE READ snapshot for ``snapshot``, else as it comes (one statement is atomic).
+        ``fn`` may be ``_Conn.value``: one prepared statement, no closure in between."""
         pool = self._pool
         if pool is None or self._loop is not asyncio.get_running_loop():
             pool = await self._connection_pool()
@@ -617,10 +636,10 @@ class PostgresStore(SqlStore):
             conn = pool.take() or await pool.get()
             try:
                 if mode == "read" or mode == "statement":
-                    return await fn(conn)
+                    return await fn(conn, *args)
                 snapshot = mode == "snapshot"
                 async with conn.transaction(isolation="repeatable_read" if snapshot else None, readonly=snapshot):
-                    return await fn(conn)
+                    return await fn(conn, *args)
             except BaseException:
                 await _scrub(conn)
                 raise
@@ -748,33 +767,26 @@ class PostgresStore(SqlStore):
         return await super()._claim(req)
 
     async def mark_started(self, run_id: str, tool_call_id: str, owner: str) -> bool:
-        async def body(conn: _Conn) -> bool:
-            return await conn.value(_MARK_STARTED, time.time(), run_id, tool_call_id, owner) is not None
-
-        return await self._call(body, mode="statement")
+        marked = await self._call(
+            _Conn.value, _MARK_STARTED, time.time(), run_id, tool_call_id, owner, mode="statement"
+        )
+        return marked is not None
 
     async def checkpoint(self, run_id: str, owner: str, snapshot: str, applied: list[str]) -> bool:
-        async def body(conn: _Conn) -> bool:
-            return await conn.value(_CHECKPOINT, snapshot, time.time(), run_id, owner, list(applied)) is not None
-
-        return await self._call(body, mode="statement")
+        done = await self._call(
+            _Conn.value, _CHECKPOINT, snapshot, time.time(), run_id, owner, applied, mode="statement"
+        )
+        return done is not None
 
     async def finish_run(self, run_id: str, owner: str | None) -> bool:
-        async def body(conn: _Conn) -> bool:
-            if await conn.value(_FINISH, run_id, owner, time.time()) is not None or owner is None:
-                return True
-            return await conn.value(q.RUN_EXISTS, run_id) is None
-
-        return await self._call(body, mode="statement")
+        if await self._call(_Conn.value, _FINISH, run_id, owner, time.time(), mode="statement") is not None:
+            return True
+        return owner is None or await self._call(_Conn.value, q.RUN_EXISTS, run_id, mode="read") is None
 
     async def list_grants(self, now: float, *, tool_name: str | None = None) -> list[GrantRow]:
         if tool_name is None:
             return await super().list_grants(now)
-
-        async def body(conn: _Conn) -> list[Any]:
-            return await conn.rows(_GRANTS_OF_TOOL, now, tool_name)
-
-        return [grant_from_row(r) for r in await self._call(body, mode="read")]
+        return [grant_from_row(r) for r in await self._call(_Conn.rows, _GRANTS_OF_TOOL, now, tool_name, mode="read")]
 
     # -- live updates -----------------------------------------------------------------
     async def subscribe(self) -> AsyncIterator[StoreEvent]:

@@ -125,3 +125,50 @@ async def test_run_counts_follow_status_through_saves_checkpoints_and_failures()
             assert (await store.list_suspended())[1] == 1
         finally:
             await store.aclose()
+
+
+@pytest.mark.parametrize("direct", [True, False])
+async def test_the_cycle_runs_on_prepared_statements_bound_directly_or_through_asyncpgs_public_methods(
+    direct: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from storage.postgres import _Conn
+
+    monkeypatch.setattr(_Conn, "direct", direct)
+    async with fresh_database() as dsn:
+        store = PostgresStore(dsn)
+        try:
+            await store.save_suspended(_run(1), [_call(1)])
+            got = await store.claim("run-1", "c", kinds=("approval",), decide=_approve, owner="o", lease_seconds=60)
+            assert got.outcome == "ok"
+            assert await store.mark_started("run-1", "c", "o")
+            assert not await store.mark_started("run-1", "c", "someone-else")
+            assert await store.checkpoint("run-1", "o", "{}", ["c"])
+            assert not await store.checkpoint("run-1", "someone-else", "{}", [])
+            assert await store.list_grants(0.0, tool_name="t") == []
+            assert not await store.finish_run("run-1", "someone-else")
+            assert await store.finish_run("run-1", "o")
+            assert await store.finish_run("run-1", "o")  # gone: nothing left to finish
+            assert _Conn.direct is direct
+        finally:
+            await store.aclose()
+
+
+async def test_a_closed_connection_is_a_typed_error_and_keeps_the_direct_binding() -> None:
+    from storage.postgres import _Conn
+
+    async with fresh_database() as dsn:
+        conn = await asyncpg.connect(dsn, connection_class=_Conn)
+        assert await conn.value("SELECT 1") == 1
+        conn.terminate()
+        with pytest.raises(asyncpg.InterfaceError, match="closed"):
+            await conn.value("SELECT 1")
+        assert _Conn.direct  # a closed connection says nothing about asyncpg's protocol
+        store = PostgresStore(dsn)
+        try:
+            await store.save_suspended(_run(1), [_call(1)])
+            pool = await store._connection_pool()
+            for idle in list(pool._idle):
+                idle.terminate()
+            assert await store.list_grants(0.0, tool_name="t") == []  # a new connection in the freed slot
+        finally:
+            await store.aclose()

@@ -233,7 +233,8 @@ async def test_the_sql_of_each_rule_selects_what_the_rule_accepts_in_postgresql(
         conn = await asyncpg.connect(dsn)
         try:
             for version in sorted(_MIGRATIONS):
-                await conn.execute(_MIGRATIONS[version])
+                if _MIGRATIONS[version]:  # a version may be SQLite's alone
+                    await conn.execute(_MIGRATIONS[version])
             calls, runs = _grid(), _runs()
             await conn.executemany(q.INSERT_CALL, [call_params(c) for c in calls])
             await conn.executemany(_INSERT_RUN, [_run_params(r) for r in runs])
