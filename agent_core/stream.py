@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextvars import ContextVar
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,7 +21,12 @@ from agent_core.errors import StructuredOutputInvalid, WardenError
 from agent_core.fold import StepSummary, StreamFold, StreamStatus, result_fields
 from agent_core.models import Usage
 
-__all__ = ["AgentStream", "GenerateResult"]
+__all__ = ["AgentStream", "GenerateResult", "live_sink"]
+
+#: ``(run_id, push)`` of the stream whose task is advancing run ``run_id``: set by ``AgentStream`` in its
+#: own task (tasks started there, e.g. a parallel batch of tool calls, inherit it). A tool's writer pushes
+#: its ``tool-output`` chunks straight into the stream, live, with no queue and no task to drain one.
+live_sink: ContextVar[tuple[str, Callable[[Chunk], None]] | None] = ContextVar("warden_live_sink", default=None)
 
 
 class AgentStream:
@@ -54,11 +60,11 @@ class AgentStream:
 
     async def _pump(self, source: AsyncIterator[Chunk]) -> None:
         self._began = True
+        push = self._push
+        live_sink.set((self.run_id, push))  # this task's context only
         try:
             async for chunk in source:
-                self._observe(chunk)
-                self._chunks.append(chunk)
-                self._wake()
+                push(chunk)
         except BaseException as exc:  # the producer reports its own errors; this is a last resort
             if not isinstance(exc, asyncio.CancelledError | GeneratorExit):
                 message = exc.message if isinstance(exc, WardenError) else f"{type(exc).__name__}: {exc}"
@@ -73,6 +79,14 @@ class AgentStream:
             self._fold.end()
             self._done = True
             self._wake()
+
+    def _push(self, chunk: Chunk) -> None:
+        """Append a chunk (from the source, or live from a tool's writer); dropped once the stream ended."""
+        if self._done:
+            return
+        self._fold.observe(chunk)
+        self._chunks.append(chunk)
+        self._wake()
 
     def _observe(self, chunk: Chunk) -> None:
         self._fold.observe(chunk)
