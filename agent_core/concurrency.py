@@ -25,27 +25,37 @@ from agent_core.tools import ToolWriter
 __all__ = ["run_calls", "writer_for"]
 
 
+class _LiveWriter(ToolWriter):
+    """A writer whose ``tool-output`` chunks go to the run's stream, built only when the tool writes."""
+
+    __slots__ = ("_call", "_path", "_push", "_run_id")
+
+    def __init__(self, push: Callable[[Chunk], None], run_id: str, agent_path: list[str], call: CallState) -> None:
+        super().__init__(None, call.name)
+        self._push, self._run_id, self._path, self._call = push, run_id, agent_path, call
+
+    async def write(self, data: Any) -> None:
+        value = self._jsonable(data)
+        call = self._call
+        if call.status in RUNNABLE:  # a task the tool left behind writes no more once the call is resolved
+            self._push(
+                make_chunk(
+                    "tool-output",
+                    self._run_id,
+                    tool_call_id=call.id,
+                    tool_name=call.name,
+                    data=value,
+                    agent_path=list(self._path),
+                )
+            )
+
+
 def writer_for(run_id: str, agent_path: list[str], call: CallState) -> ToolWriter:
     """``ctx.writer`` for ``call``: its ``tool-output`` chunks go live to the run's stream while the call runs."""
     sink = live_sink.get()
     if sink is None or sink[0] != run_id:
         return ToolWriter(None, call.name)
-    push = sink[1]
-
-    async def emit(data: Any) -> None:
-        if call.status in RUNNABLE:  # a task the tool left behind writes no more once the call is resolved
-            push(
-                make_chunk(
-                    "tool-output",
-                    run_id,
-                    tool_call_id=call.id,
-                    tool_name=call.name,
-                    data=data,
-                    agent_path=list(agent_path),
-                )
-            )
-
-    return ToolWriter(emit, call.name)
+    return _LiveWriter(sink[1], run_id, agent_path, call)
 
 
 def _batches(calls: Sequence[CallState], sequential: Callable[[CallState], bool]) -> list[list[int]]:
