@@ -246,17 +246,26 @@ async def _settle_new(agent: AgentDefinition, state: RunState, rt: Execution) ->
     out: list[Chunk] = []
     for call in state.calls:
         if call.status == "new":
-            error = _precheck(agent, call) or await on_input_available(agent.tools.get(call.name), state, call)
+            # (the cheap checks inline: a coroutine is only made when there is a hook, a policy or a function)
+            tool = agent.tools.get(call.name)
+            error = _precheck(agent, call)
+            if error is None and tool is not None and tool.hooks:
+                error = await on_input_available(tool, state, call)
             if error is not None:
                 call.resolve("error", error)
                 out.append(make_chunk("tool-error", run_id, tool_call_id=call.id, tool_name=call.name, error=error))
                 continue
-            ruling = await _policy_ruling(agent, state, call, rt)
+            ruling = await _policy_ruling(agent, state, call, rt) if state.policies else None
+            asks: bool | None = ruling is not None and ruling.decision == "ask"
+            if not asks and (ruling is None or ruling.decision != "deny"):
+                asks = _explicit_approval(agent, state, call)
+                if asks is None:
+                    asks = await _needs_approval(agent, state, call, rt)
             if ruling is not None and ruling.decision == "deny":
                 call.block(blocked_message(ruling))
                 await _audit(rt, state, call, "blocked", call.reason, {})
                 settled_at_gate(rt.trace, state, call, "blocked")
-            elif (ruling is not None and ruling.decision == "ask") or await _needs_approval(agent, state, call, rt):
+            elif asks:
                 # a grant never covers a call whose rule needs two or more approvers
                 grant_id = None if call.approvers_required > 1 else await _granted(agent, state, call, rt)
                 if grant_id is None:
@@ -265,13 +274,15 @@ async def _settle_new(agent: AgentDefinition, state: RunState, rt: Execution) ->
                     expires_at = None if timeout is None else now + timeout
                     call.gate(fingerprint(call.name, call.args), rt.next_seq(), now, expires_at=expires_at)
                     gated()
-                    await _shadow(agent, state, call, rt)
+                    if rt.shadow_policy is not None:
+                        await _shadow(agent, state, call, rt)
                     continue
                 call.admit(grant_id=grant_id)
                 settled_at_gate(rt.trace, state, call, "granted")
             else:
                 call.admit()
-            await _shadow(agent, state, call, rt)
+            if rt.shadow_policy is not None:
+                await _shadow(agent, state, call, rt)
         settled = settle_refused(run_id, call)
         if settled is not None:
             out.append(settled)
@@ -365,13 +376,22 @@ def _schema(agent: AgentDefinition, call: CallState) -> type[BaseModel]:
     return DelegateInput if call.name in agent.delegates else agent.tools[call.name].input_schema
 
 
-async def _needs_approval(agent: AgentDefinition, state: RunState, call: CallState, rt: Execution) -> bool:
-    """Only asked of a ``new`` call; a sub-agent has no explicit setting of its own."""
+def _explicit_approval(agent: AgentDefinition, state: RunState, call: CallState) -> bool | None:
+    """Whether a ``new`` call needs approval when the tool or the run's mode says so; None: ask the
+    policy function (``_needs_approval``). A sub-agent has no explicit setting of its own."""
     explicit = None if call.name in agent.delegates else agent.tools[call.name].require_approval
     if explicit is True or state.policy == "all":
         return True
     if explicit is False or state.policy == "none":
         return False
+    return None
+
+
+async def _needs_approval(agent: AgentDefinition, state: RunState, call: CallState, rt: Execution) -> bool:
+    """Only asked of a ``new`` call (after ``_explicit_approval``): the run's policy function decides."""
+    explicit = _explicit_approval(agent, state, call)
+    if explicit is not None:
+        return explicit
     if state.policy == "request_fn":
         fn = rt.request_policy if state is rt.top else None
     else:
@@ -416,7 +436,10 @@ async def _execute(agent: AgentDefinition, state: RunState, call: CallState, rt:
         _suspend_schema=tool.suspend_schema,
     )
     try:
-        out = await execute_tool(tool, inp, ctx, agent_hooks=agent.hooks, state=state, call=call)
+        if tool.is_async and not tool.hooks and not agent.hooks:  # what execute_tool does with no hook set
+            out = await tool.execute(inp, ctx)
+        else:
+            out = await execute_tool(tool, inp, ctx, agent_hooks=agent.hooks, state=state, call=call)
     except Exception as exc:
         message = exc.message if isinstance(exc, WardenError) else f"{type(exc).__name__}: {exc}"
         call.resolve("error", message)
