@@ -90,7 +90,8 @@ class AgentStream:
             return
         self._fold.observe(chunk)
         self._chunks.append(chunk)
-        self._wake()
+        if self._waiters:  # most chunks come while no reader waits (the source runs ahead of them)
+            self._wake()
 
     def _observe(self, chunk: Chunk) -> None:
         self._fold.observe(chunk)
