@@ -37,7 +37,7 @@ async def test_every_reader_gets_every_chunk_in_order():
     assert waited is stream and stream.status == "finished"
     for reader in readers:
         assert await reader == live
-    assert await texts == "job=\"1\""
+    assert await texts == 'job="1"'
     assert types(live)[-1] == "finish" and [c async for c in stream.full_stream] == live
 
 

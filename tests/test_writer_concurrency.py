@@ -289,3 +289,36 @@ async def test_progress_reaches_a_run_advanced_without_a_stream():
     assert types(chunks).count("tool-output") == 1
     assert types(chunks).index("tool-output") < types(chunks).index("tool-result")
     assert state.outcome == "finished"
+
+
+async def test_cancelling_a_decision_while_its_tool_runs_inline_frees_the_run():
+    """The approved tool runs inline in the decision stream's task: a cancel reaches the tool, the lease
+    is released, and the call (started) reads as interrupted."""
+    from agent_core import Runtime
+    from storage import InMemoryStore
+
+    cancelled: list[str] = []
+    forever = asyncio.Event()
+
+    async def job(inp: IdIn, ctx):
+        await ctx.writer.write("started")
+        try:
+            await forever.wait()
+        except asyncio.CancelledError:
+            cancelled.append(inp.id)
+            raise
+        return inp.id
+
+    tool = create_tool(id="job", input_schema=IdIn, execute=job, require_approval=True)
+    agent = Agent(id="a", model=calls_then([("job", {"id": "1"}, "c1")], echo_results()), tools={"job": tool})
+    async with Runtime(agents={"a": agent}, storage=InMemoryStore(), lease_seconds=0.2) as rt:
+        out = await agent.generate("go")
+        stream = await agent.approve_tool_call(run_id=out.run_id, tool_call_id="c1")
+        async for chunk in stream.full_stream:
+            if chunk.type == "tool-output":
+                await stream.cancel()
+        assert cancelled == ["1"] and stream.status == "failed"
+        run = await rt.store.get_run(out.run_id)
+        assert run is not None and run.lease_owner is None
+        listed = await rt.get_suspended_run(out.run_id)
+        assert [c.kind for c in listed.tool_calls] == ["interrupted"]
