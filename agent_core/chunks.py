@@ -225,35 +225,44 @@ class Chunk(BaseModel):
         return self.model_dump(mode="json", by_alias=True)
 
 
-def _defaults(cls: type[BaseModel]) -> dict[str, Any]:
-    out = {}
+def _defaults(cls: type[BaseModel]) -> tuple[tuple[str, Any, bool], ...]:
+    """``(name, default, is_factory)`` of each optional field of ``cls``."""
+    out = []
     for name, info in cls.model_fields.items():
         if info.default_factory is not None:
-            out[name] = info.default_factory
+            out.append((name, info.default_factory, True))
         elif not info.is_required():
-            out[name] = info.default
-    return out
+            out.append((name, info.default, False))
+    return tuple(out)
 
 
-_DEFAULTS: dict[str, dict[str, Any]] = {t: _defaults(cls) for t, cls in PAYLOAD_TYPES.items()}
-
-
-def _trusted(cls: type[BaseModel], data: dict[str, Any]) -> Any:
-    # What ``model_construct`` does, minus its per-field bookkeeping: chunks are
-    # built only here, from values the runtime already validated, several per
-    # model step, so this is on the hot path of every run.
-    obj = cls.__new__(cls)
-    object.__setattr__(obj, "__dict__", data)
-    object.__setattr__(obj, "__pydantic_fields_set__", set(data))
-    object.__setattr__(obj, "__pydantic_extra__", None)
-    object.__setattr__(obj, "__pydantic_private__", None)
-    return obj
+#: chunk type -> (payload class, its optional fields): one lookup per chunk built.
+_SPECS: dict[str, tuple[type[BaseModel], tuple[tuple[str, Any, bool], ...]]] = {
+    t: (cls, _defaults(cls)) for t, cls in PAYLOAD_TYPES.items()
+}
+_new = object.__new__
+_set = object.__setattr__
 
 
 def make_chunk(type_: ChunkType, run_id: str, **fields: Any) -> Chunk:
-    """Build a chunk from runtime-validated values without re-validating them."""
-    for name, default in _DEFAULTS[type_].items():
+    """Build a chunk from runtime-validated values without re-validating them.
+
+    What ``model_construct`` does, minus its per-field bookkeeping: chunks are built only
+    here, from values the runtime already validated, several per model step, so this is on
+    the hot path of every run (inlined: two models per chunk, no helper calls).
+    """
+    cls, defaults = _SPECS[type_]
+    for name, default, factory in defaults:
         if name not in fields:
-            fields[name] = default() if callable(default) else default
-    payload = _trusted(PAYLOAD_TYPES[type_], fields)
-    return _trusted(Chunk, {"type": type_, "run_id": run_id, "from_": "AGENT", "payload": payload})
+            fields[name] = default() if factory else default
+    payload = _new(cls)
+    _set(payload, "__dict__", fields)
+    _set(payload, "__pydantic_fields_set__", set(fields))
+    _set(payload, "__pydantic_extra__", None)
+    _set(payload, "__pydantic_private__", None)
+    chunk = _new(Chunk)
+    _set(chunk, "__dict__", {"type": type_, "run_id": run_id, "from_": "AGENT", "payload": payload})
+    _set(chunk, "__pydantic_fields_set__", {"type", "run_id", "from_", "payload"})
+    _set(chunk, "__pydantic_extra__", None)
+    _set(chunk, "__pydantic_private__", None)
+    return chunk

@@ -1,53 +1,61 @@
 """Running the runnable calls of one step: bounded concurrency, sequential tools, live progress.
 
 ``run_calls`` runs the calls (``tool_call_concurrency`` at most at once, a
-``sequential`` tool alone) and yields, while they run, the ``tool-output``
-chunks their tools write (``ctx.writer``), from any depth of sub-agents; then
-every call's own chunks, in the model's call order. The outermost step of a
-run owns the ``LiveChannel`` and drains it; a sub-agent's steps write into it.
+``sequential`` tool alone) and returns every call's own chunks, in the model's
+call order. The ``tool-output`` chunks their tools write (``ctx.writer``), from
+any depth of sub-agents, go live to the run's stream: ``AgentStream`` sets
+``stream.live_sink`` in its task, and a writer pushes into it directly. So a
+call runs inline in the stream's own task (no task and no queue per call); a
+batch of several concurrent calls runs them in tasks of a ``gather``, which
+inherit the sink. A run advanced without a stream (its generator read
+directly) gets the progress first in the list, before the calls' chunks.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from agent_core.call_state import CallState
+from agent_core.call_state import RUNNABLE, CallState
 from agent_core.chunks import Chunk, make_chunk
+from agent_core.stream import live_sink
 from agent_core.tools import ToolWriter
 
-__all__ = ["LiveChannel", "run_calls", "writer_for"]
-
-_DONE: Any = object()
+__all__ = ["run_calls", "writer_for"]
 
 
-class LiveChannel:
-    """Where tools' progress chunks wait for the outermost step of run ``run_id`` to yield them."""
+class _LiveWriter(ToolWriter):
+    """A writer whose ``tool-output`` chunks go to the run's stream, built only when the tool writes."""
 
-    def __init__(self, run_id: str) -> None:
-        self.run_id = run_id
-        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+    __slots__ = ("_call", "_path", "_push", "_run_id")
 
+    def __init__(self, push: Callable[[Chunk], None], run_id: str, agent_path: list[str], call: CallState) -> None:
+        super().__init__(None, call.name)
+        self._push, self._run_id, self._path, self._call = push, run_id, agent_path, call
 
-#: The channel of the run whose step is running (tasks of its calls, and sub-agents inside them, inherit it).
-_current: contextvars.ContextVar[LiveChannel | None] = contextvars.ContextVar("warden_live_channel", default=None)
+    async def write(self, data: Any) -> None:
+        value = self._jsonable(data)
+        call = self._call
+        if call.status in RUNNABLE:  # a task the tool left behind writes no more once the call is resolved
+            self._push(
+                make_chunk(
+                    "tool-output",
+                    self._run_id,
+                    tool_call_id=call.id,
+                    tool_name=call.name,
+                    data=value,
+                    agent_path=list(self._path),
+                )
+            )
 
 
 def writer_for(run_id: str, agent_path: list[str], call: CallState) -> ToolWriter:
-    """``ctx.writer`` for ``call``: its ``tool-output`` chunks go to the run's live channel."""
-    channel = _current.get()
-    if channel is None or channel.run_id != run_id:
+    """``ctx.writer`` for ``call``: its ``tool-output`` chunks go live to the run's stream while the call runs."""
+    sink = live_sink.get()
+    if sink is None or sink[0] != run_id:
         return ToolWriter(None, call.name)
-    queue, call_id, name, path = channel.queue, call.id, call.name, list(agent_path)
-
-    async def emit(data: Any) -> None:
-        queue.put_nowait(
-            make_chunk("tool-output", run_id, tool_call_id=call_id, tool_name=name, data=data, agent_path=path)
-        )
-
-    return ToolWriter(emit, name)
+    return _LiveWriter(sink[1], run_id, agent_path, call)
 
 
 def _batches(calls: Sequence[CallState], sequential: Callable[[CallState], bool]) -> list[list[int]]:
@@ -65,14 +73,35 @@ def _batches(calls: Sequence[CallState], sequential: Callable[[CallState], bool]
 
 async def run_calls(
     calls: Sequence[CallState],
-    run_one: Callable[[CallState], AsyncIterator[Chunk]],
+    run_one: Callable[[CallState], Awaitable[list[Chunk]]],
     *,
     run_id: str,
     limit: int | None,
     sequential: Callable[[CallState], bool],
-) -> AsyncIterator[Chunk]:
-    """Run ``calls`` of run ``run_id``; yield live progress (if this is the run's outermost step) and then
-    each call's chunks in call order. Tools get their writer from ``writer_for``."""
+) -> list[Chunk]:
+    """Run ``calls`` of run ``run_id``; every call's chunks, in call order. Tools get their writer from
+    ``writer_for``: their progress goes live to the run's stream, or (a run read without a stream, whose
+    generator has no one to push to) comes first in the list."""
+    sink = live_sink.get()
+    if sink is not None and sink[0] == run_id:  # the run's stream (or a sub-agent's step inside it)
+        return await _run_all(calls, run_one, limit, sequential)
+    progress: list[Chunk] = []
+    token = live_sink.set((run_id, progress.append))
+    try:
+        results = await _run_all(calls, run_one, limit, sequential)
+    finally:
+        live_sink.reset(token)
+    return progress + results
+
+
+async def _run_all(
+    calls: Sequence[CallState],
+    run_one: Callable[[CallState], Awaitable[list[Chunk]]],
+    limit: int | None,
+    sequential: Callable[[CallState], bool],
+) -> list[Chunk]:
+    if len(calls) == 1:  # the common case: inline, in the caller's task
+        return await run_one(calls[0])
     results: list[list[Chunk]] = [[] for _ in calls]
     errors: list[BaseException | None] = [None] * len(calls)
     gate = asyncio.Semaphore(limit) if limit and limit < len(calls) else None
@@ -80,51 +109,19 @@ async def run_calls(
     async def one(i: int) -> None:
         try:
             if gate is None:
-                async for chunk in run_one(calls[i]):
-                    results[i].append(chunk)
+                results[i] = await run_one(calls[i])
             else:
                 async with gate:
-                    async for chunk in run_one(calls[i]):
-                        results[i].append(chunk)
+                    results[i] = await run_one(calls[i])
         except Exception as exc:
             errors[i] = exc
 
-    async def schedule() -> None:
-        for batch in _batches(calls, sequential):
-            if len(batch) == 1:
-                await one(batch[0])
-            else:
-                await asyncio.gather(*(one(i) for i in batch))
-
-    outer = _current.get()
-    if outer is not None and outer.run_id == run_id:  # a sub-agent's step: the outermost one yields progress
-        await schedule()
-    else:
-        channel = LiveChannel(run_id)
-        _current.set(channel)
-
-        async def scheduled() -> None:
-            try:
-                await schedule()
-            finally:
-                channel.queue.put_nowait(_DONE)
-
-        task = asyncio.get_running_loop().create_task(scheduled())
-        try:
-            while True:
-                item = await channel.queue.get()
-                if item is _DONE:
-                    break
-                yield item
-            await task
-        finally:
-            _current.set(outer)
-            if not task.done():
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
+    for batch in _batches(calls, sequential):
+        if len(batch) == 1:
+            await one(batch[0])
+        else:
+            await asyncio.gather(*(one(i) for i in batch))
     for error in errors:
         if error is not None:
             raise error
-    for chunks in results:
-        for chunk in chunks:
-            yield chunk
+    return [chunk for chunks in results for chunk in chunks]

@@ -120,8 +120,25 @@ async def drive(agent: AgentDefinition, state: RunState, rt: Execution) -> Async
     model = agent.resolved_model()
     while True:
         if state.calls:
-            async for chunk in _process_calls(agent, state, rt):
+            for chunk in await _settle_new(agent, state, rt):
                 yield chunk
+            runnable = [c for c in state.calls if c.runnable]
+            if runnable:
+                # Independent calls of one step run concurrently (a sync tool in its own thread; at most
+                # ``tool_call_concurrency``, a sequential tool alone); tools' progress chunks go live to
+                # the run's stream, then come the calls' chunks in the model's call order.
+                for chunk in await run_calls(
+                    runnable,
+                    lambda c: _run_call(agent, state, c, rt),
+                    run_id=run_id,
+                    limit=state.tool_call_concurrency,
+                    sequential=lambda c: c.name in agent.tools and agent.tools[c.name].sequential,
+                ):
+                    yield chunk
+                now = time.time()
+                for call in runnable:
+                    if call.status == "suspended":
+                        call.mark_pending(now, rt.next_seq())
             if any(c.waiting for c in state.calls):
                 state.outcome = "suspended"
                 return
@@ -222,22 +239,33 @@ def settle_refused(run_id: str, call: CallState) -> Chunk | None:
     return None
 
 
-async def _process_calls(agent: AgentDefinition, state: RunState, rt: Execution) -> AsyncIterator[Chunk]:
-    """Resolve what can be resolved in this step: gate, deny, then run the rest concurrently."""
+async def _settle_new(agent: AgentDefinition, state: RunState, rt: Execution) -> list[Chunk]:
+    """Resolve what can be resolved in this step before anything runs: check, gate, block or admit
+    each new call, and settle the declined and expired ones; the chunks that say so, in call order."""
     run_id = state.run_id
+    out: list[Chunk] = []
     for call in state.calls:
         if call.status == "new":
-            error = _precheck(agent, call) or await on_input_available(agent.tools.get(call.name), state, call)
+            # (the cheap checks inline: a coroutine is only made when there is a hook, a policy or a function)
+            tool = agent.tools.get(call.name)
+            error = _precheck(agent, call)
+            if error is None and tool is not None and tool.hooks:
+                error = await on_input_available(tool, state, call)
             if error is not None:
                 call.resolve("error", error)
-                yield make_chunk("tool-error", run_id, tool_call_id=call.id, tool_name=call.name, error=error)
+                out.append(make_chunk("tool-error", run_id, tool_call_id=call.id, tool_name=call.name, error=error))
                 continue
-            ruling = await _policy_ruling(agent, state, call, rt)
+            ruling = await _policy_ruling(agent, state, call, rt) if state.policies else None
+            asks: bool | None = ruling is not None and ruling.decision == "ask"
+            if not asks and (ruling is None or ruling.decision != "deny"):
+                asks = _explicit_approval(agent, state, call)
+                if asks is None:
+                    asks = await _needs_approval(agent, state, call, rt)
             if ruling is not None and ruling.decision == "deny":
                 call.block(blocked_message(ruling))
                 await _audit(rt, state, call, "blocked", call.reason, {})
                 settled_at_gate(rt.trace, state, call, "blocked")
-            elif (ruling is not None and ruling.decision == "ask") or await _needs_approval(agent, state, call, rt):
+            elif asks:
                 # a grant never covers a call whose rule needs two or more approvers
                 grant_id = None if call.approvers_required > 1 else await _granted(agent, state, call, rt)
                 if grant_id is None:
@@ -246,62 +274,34 @@ async def _process_calls(agent: AgentDefinition, state: RunState, rt: Execution)
                     expires_at = None if timeout is None else now + timeout
                     call.gate(fingerprint(call.name, call.args), rt.next_seq(), now, expires_at=expires_at)
                     gated()
-                    await _shadow(agent, state, call, rt)
+                    if rt.shadow_policy is not None:
+                        await _shadow(agent, state, call, rt)
                     continue
                 call.admit(grant_id=grant_id)
                 settled_at_gate(rt.trace, state, call, "granted")
             else:
                 call.admit()
-            await _shadow(agent, state, call, rt)
+            if rt.shadow_policy is not None:
+                await _shadow(agent, state, call, rt)
         settled = settle_refused(run_id, call)
         if settled is not None:
-            yield settled
-    runnable = [c for c in state.calls if c.runnable]
-    if runnable:
-        # Independent calls of one step run concurrently (a sync tool in its own thread; at most
-        # ``tool_call_concurrency``, a sequential tool alone); tools' progress chunks come out live,
-        # then the calls' chunks in the model's call order.
-        async for chunk in run_calls(
-            runnable,
-            lambda c: _run_call(agent, state, c, rt),
-            run_id=run_id,
-            limit=state.tool_call_concurrency,
-            sequential=lambda c: c.name in agent.tools and agent.tools[c.name].sequential,
-        ):
-            yield chunk
-    now = time.time()
-    for call in runnable:
-        if call.status == "suspended":
-            call.mark_pending(now, rt.next_seq())
+            out.append(settled)
+    return out
 
 
-def _run_call(agent: AgentDefinition, state: RunState, call: CallState, rt: Execution) -> AsyncIterator[Chunk]:
-    if call.name in agent.delegates:
-        inner = _delegate(agent, state, call, rt)
-    else:
-        inner = _execute(agent, state, call, rt)
-    if rt.trace is not None:
-        inner = _traced(rt.trace, agent, state, call, inner)
-    return inner if rt.before_start is None else _started(rt, call, inner)
-
-
-async def _traced(
-    trace: RunTrace, agent: AgentDefinition, state: RunState, call: CallState, inner: AsyncIterator[Chunk]
-) -> AsyncIterator[Chunk]:
-    """The call's ``execute_tool`` span, from its start to its result (or suspension)."""
-    trace.tool(agent.id, state, call)
+async def _run_call(agent: AgentDefinition, state: RunState, call: CallState, rt: Execution) -> list[Chunk]:
+    """Run (or continue) one call: its tool or sub-agent, after the durable started mark, in its span."""
+    if rt.before_start is not None:
+        await rt.before_start(call)  # raises (and nothing runs) when the run's lease was lost
+    run = _delegate if call.name in agent.delegates else _execute
+    trace = rt.trace
+    if trace is None:
+        return await run(agent, state, call, rt)
+    trace.tool(agent.id, state, call)  # the call's ``execute_tool`` span, from its start to its result
     try:
-        async for chunk in inner:
-            yield chunk
+        return await run(agent, state, call, rt)
     finally:
         trace.tool_done(call)
-
-
-async def _started(rt: Execution, call: CallState, inner: AsyncIterator[Chunk]) -> AsyncIterator[Chunk]:
-    assert rt.before_start is not None
-    await rt.before_start(call)  # raises (and nothing runs) when the run's lease was lost
-    async for chunk in inner:
-        yield chunk
 
 
 def _precheck(agent: AgentDefinition, call: CallState) -> str | None:
@@ -376,13 +376,22 @@ def _schema(agent: AgentDefinition, call: CallState) -> type[BaseModel]:
     return DelegateInput if call.name in agent.delegates else agent.tools[call.name].input_schema
 
 
-async def _needs_approval(agent: AgentDefinition, state: RunState, call: CallState, rt: Execution) -> bool:
-    """Only asked of a ``new`` call; a sub-agent has no explicit setting of its own."""
+def _explicit_approval(agent: AgentDefinition, state: RunState, call: CallState) -> bool | None:
+    """Whether a ``new`` call needs approval when the tool or the run's mode says so; None: ask the
+    policy function (``_needs_approval``). A sub-agent has no explicit setting of its own."""
     explicit = None if call.name in agent.delegates else agent.tools[call.name].require_approval
     if explicit is True or state.policy == "all":
         return True
     if explicit is False or state.policy == "none":
         return False
+    return None
+
+
+async def _needs_approval(agent: AgentDefinition, state: RunState, call: CallState, rt: Execution) -> bool:
+    """Only asked of a ``new`` call (after ``_explicit_approval``): the run's policy function decides."""
+    explicit = _explicit_approval(agent, state, call)
+    if explicit is not None:
+        return explicit
     if state.policy == "request_fn":
         fn = rt.request_policy if state is rt.top else None
     else:
@@ -407,7 +416,7 @@ async def _needs_approval(agent: AgentDefinition, state: RunState, call: CallSta
         return True  # a policy that fails asks for approval
 
 
-async def _execute(agent: AgentDefinition, state: RunState, call: CallState, rt: Execution) -> AsyncIterator[Chunk]:
+async def _execute(agent: AgentDefinition, state: RunState, call: CallState, rt: Execution) -> list[Chunk]:
     tool: Tool = agent.tools[call.name]
     run_id = state.run_id
     inp = tool.input_schema.model_validate(call.run_args)
@@ -427,12 +436,14 @@ async def _execute(agent: AgentDefinition, state: RunState, call: CallState, rt:
         _suspend_schema=tool.suspend_schema,
     )
     try:
-        out = await execute_tool(tool, inp, ctx, agent_hooks=agent.hooks, state=state, call=call)
+        if tool.is_async and not tool.hooks and not agent.hooks:  # what execute_tool does with no hook set
+            out = await tool.execute(inp, ctx)
+        else:
+            out = await execute_tool(tool, inp, ctx, agent_hooks=agent.hooks, state=state, call=call)
     except Exception as exc:
         message = exc.message if isinstance(exc, WardenError) else f"{type(exc).__name__}: {exc}"
         call.resolve("error", message)
-        yield make_chunk("tool-error", run_id, tool_call_id=call.id, tool_name=call.name, error=message)
-        return
+        return [make_chunk("tool-error", run_id, tool_call_id=call.id, tool_name=call.name, error=message)]
     if ctx.suspended or isinstance(out, Suspension):
         suspension = ctx._suspension if ctx._suspension is not None else out
         try:
@@ -440,10 +451,9 @@ async def _execute(agent: AgentDefinition, state: RunState, call: CallState, rt:
         except (TypeError, ValueError) as exc:
             message = f"Tool {call.name!r} suspended with a payload that cannot be stored: {exc}"
             call.resolve("error", message)
-            yield make_chunk("tool-error", run_id, tool_call_id=call.id, tool_name=call.name, error=message)
-            return
+            return [make_chunk("tool-error", run_id, tool_call_id=call.id, tool_name=call.name, error=message)]
         call.suspend(payload)
-        return
+        return []
     try:
         if isinstance(out, Blocked):  # before_tool_call said not to proceed: its output is the result
             out = out.output
@@ -453,22 +463,23 @@ async def _execute(agent: AgentDefinition, state: RunState, call: CallState, rt:
     except (ValidationError, TypeError, ValueError) as exc:
         message = f"Tool {call.name!r} returned an invalid result: {exc}"
         call.resolve("error", message)
-        yield make_chunk("tool-error", run_id, tool_call_id=call.id, tool_name=call.name, error=message)
-        return
+        return [make_chunk("tool-error", run_id, tool_call_id=call.id, tool_name=call.name, error=message)]
     call.resolve("result", result)
-    yield make_chunk(
-        "tool-result",
-        run_id,
-        tool_call_id=call.id,
-        tool_name=call.name,
-        result=result,
-        is_error=False,
-        args=call.edited_args if call.edited_args is not None else inp.model_dump(mode="json"),
-        grant_id=call.grant_id,
-    )
+    return [
+        make_chunk(
+            "tool-result",
+            run_id,
+            tool_call_id=call.id,
+            tool_name=call.name,
+            result=result,
+            is_error=False,
+            args=call.edited_args if call.edited_args is not None else inp.model_dump(mode="json"),
+            grant_id=call.grant_id,
+        )
+    ]
 
 
-async def _delegate(agent: AgentDefinition, state: RunState, call: CallState, rt: Execution) -> AsyncIterator[Chunk]:
+async def _delegate(agent: AgentDefinition, state: RunState, call: CallState, rt: Execution) -> list[Chunk]:
     """Run (or continue) a sub-agent as a nested run; its final text is the tool's result."""
     sub = agent.delegates[call.name]
     child = call.child
@@ -485,25 +496,26 @@ async def _delegate(agent: AgentDefinition, state: RunState, call: CallState, rt
             pass
     except WardenError as exc:
         call.resolve("error", f"Sub-agent {sub.id!r} failed: {exc.message}")
-        yield make_chunk("tool-error", state.run_id, tool_call_id=call.id, tool_name=call.name, error=call.result)
-        return
+        return [make_chunk("tool-error", state.run_id, tool_call_id=call.id, tool_name=call.name, error=call.result)]
     finally:
         if tracing is not None and sub_span is not None:
             tracing.end_span(sub_span, call.result if call.result_kind == "error" else None)
     if child.outcome == "suspended":
-        return
+        return []
     text = "".join(m.content for m in child.messages[-1:] if m.role == "assistant")
     call.resolve("result", text)
-    yield make_chunk(
-        "tool-result",
-        state.run_id,
-        tool_call_id=call.id,
-        tool_name=call.name,
-        result=text,
-        is_error=False,
-        args=call.run_args,
-        grant_id=call.grant_id,
-    )
+    return [
+        make_chunk(
+            "tool-result",
+            state.run_id,
+            tool_call_id=call.id,
+            tool_name=call.name,
+            result=text,
+            is_error=False,
+            args=call.run_args,
+            grant_id=call.grant_id,
+        )
+    ]
 
 
 def child_state(sub: AgentDefinition, *, parent: RunState, prompt: str) -> RunState:

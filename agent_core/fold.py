@@ -39,13 +39,26 @@ class StreamFold:
     chunks, so both report the same outcome; ``result_fields`` builds a ``GenerateResult``.
     """
 
+    __slots__ = ("_usage", "error", "error_code", "finish_reason", "status", "suspend_payload")
+
     def __init__(self) -> None:
         self.status: StreamStatus = "running"
         self.finish_reason: str | None = None
         self.suspend_payload: ToolCallApprovalPayload | ToolCallSuspendedPayload | None = None
         self.error: str | None = None
         self.error_code: str | None = None
-        self.usage = Usage()
+        #: built when first read: most streams (every suspended one) never carry a ``finish`` usage.
+        self._usage: Usage | None = None
+
+    @property
+    def usage(self) -> Usage:
+        if self._usage is None:
+            self._usage = Usage()
+        return self._usage
+
+    @usage.setter
+    def usage(self, value: Usage) -> None:
+        self._usage = value
 
     def observe(self, chunk: Chunk) -> None:
         t = chunk.type
@@ -56,7 +69,7 @@ class StreamFold:
         elif t == "finish":
             self.status = "finished"
             self.finish_reason = chunk.payload.finish_reason  # type: ignore[union-attr]
-            self.usage = chunk.payload.usage  # type: ignore[union-attr]
+            self._usage = chunk.payload.usage  # type: ignore[union-attr]
         elif t == "error":
             self.status = "failed"
             self.finish_reason = "error"

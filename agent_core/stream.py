@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextvars import ContextVar
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,7 +21,12 @@ from agent_core.errors import StructuredOutputInvalid, WardenError
 from agent_core.fold import StepSummary, StreamFold, StreamStatus, result_fields
 from agent_core.models import Usage
 
-__all__ = ["AgentStream", "GenerateResult"]
+__all__ = ["AgentStream", "GenerateResult", "live_sink"]
+
+#: ``(run_id, push)`` of the stream whose task is advancing run ``run_id``: set by ``AgentStream`` in its
+#: own task (tasks started there, e.g. a parallel batch of tool calls, inherit it). A tool's writer pushes
+#: its ``tool-output`` chunks straight into the stream, live, with no queue and no task to drain one.
+live_sink: ContextVar[tuple[str, Callable[[Chunk], None]] | None] = ContextVar("warden_live_sink", default=None)
 
 
 class AgentStream:
@@ -44,21 +50,25 @@ class AgentStream:
         self._fold = StreamFold()  # status, finish_reason, suspend_payload, error, usage
         self._chunks: list[Chunk] = []
         self._done = False
-        self._signal: asyncio.Future[None] | None = None
+        self._loop = asyncio.get_running_loop()
+        #: one future per reader waiting for the next chunk, and per caller waiting for the end: each is
+        #: woken only by what it waits for, and a cancelled waiter cancels its own future, nothing shared.
+        self._waiters: list[asyncio.Future[None]] = []
+        self._enders: list[asyncio.Future[None]] = []
         #: the pydantic model of ``output_schema=`` (``result().object`` is an instance of it), if given here.
         self.output_model: type[BaseModel] | None = None
-        self._task = asyncio.get_running_loop().create_task(self._pump(source))
+        self._task = self._loop.create_task(self._pump(source))
 
     def __repr__(self) -> str:
         return f"AgentStream(run_id={self.run_id!r}, status={self.status!r})"
 
     async def _pump(self, source: AsyncIterator[Chunk]) -> None:
         self._began = True
+        push = self._push
+        live_sink.set((self.run_id, push))  # this task's context only
         try:
             async for chunk in source:
-                self._observe(chunk)
-                self._chunks.append(chunk)
-                self._wake()
+                push(chunk)
         except BaseException as exc:  # the producer reports its own errors; this is a last resort
             if not isinstance(exc, asyncio.CancelledError | GeneratorExit):
                 message = exc.message if isinstance(exc, WardenError) else f"{type(exc).__name__}: {exc}"
@@ -72,6 +82,15 @@ class AgentStream:
         finally:
             self._fold.end()
             self._done = True
+            self._wake()
+
+    def _push(self, chunk: Chunk) -> None:
+        """Append a chunk (from the source, or live from a tool's writer); dropped once the stream ended."""
+        if self._done:
+            return
+        self._fold.observe(chunk)
+        self._chunks.append(chunk)
+        if self._waiters:  # most chunks come while no reader waits (the source runs ahead of them)
             self._wake()
 
     def _observe(self, chunk: Chunk) -> None:
@@ -98,22 +117,38 @@ class AgentStream:
         return self._fold.usage
 
     def _wake(self) -> None:
-        signal, self._signal = self._signal, None
-        if signal is not None and not signal.done():
-            signal.set_result(None)
+        """Wake the readers waiting for a chunk, and at the end also those waiting for the end."""
+        if self._waiters:
+            waiters, self._waiters = self._waiters, []
+            for fut in waiters:
+                if not fut.done():
+                    fut.set_result(None)
+        if self._done and self._enders:
+            enders, self._enders = self._enders, []
+            for fut in enders:
+                if not fut.done():
+                    fut.set_result(None)
+
+    async def _ended(self) -> None:
+        """Return once the stream is over (not raising if it was cancelled)."""
+        if not self._done:
+            fut = self._loop.create_future()
+            self._enders.append(fut)
+            await fut
 
     async def _chunks_from_start(self) -> AsyncIterator[Chunk]:
         i = 0
+        chunks = self._chunks
         while True:
-            if i < len(self._chunks):
-                yield self._chunks[i]
+            if i < len(chunks):
+                yield chunks[i]
                 i += 1
                 continue
             if self._done:
                 return
-            if self._signal is None:
-                self._signal = asyncio.get_running_loop().create_future()
-            await asyncio.shield(self._signal)
+            fut = self._loop.create_future()
+            self._waiters.append(fut)
+            await fut
 
     @property
     def full_stream(self) -> AsyncIterator[Chunk]:
@@ -129,19 +164,25 @@ class AgentStream:
                 yield chunk.payload.text  # type: ignore[union-attr]
 
     async def text(self) -> str:
-        return "".join([t async for t in self._texts()])
+        await self._ended()
+        return "".join([c.payload.text for c in self._chunks if c.type == "text-delta"])  # type: ignore[union-attr]
 
     async def chunks(self) -> list[Chunk]:
         """Wait for the end and return every chunk."""
-        return [c async for c in self._chunks_from_start()]
+        await self._ended()
+        return list(self._chunks)
 
     async def wait(self) -> AgentStream:
-        await asyncio.shield(self._task)
+        """Wait for the run to stop (finished, suspended or failed); raises ``CancelledError`` if it was cancelled."""
+        await self._ended()
+        if self._task.cancelled():
+            raise asyncio.CancelledError
         return self
 
     async def result(self) -> GenerateResult:
         """The outcome; raises ``StructuredOutputInvalid`` if the final answer fails the run's ``output_schema``."""
-        result = GenerateResult.from_chunks(self.run_id, await self.chunks(), self)
+        await self._ended()
+        result = GenerateResult.from_chunks(self.run_id, self._chunks, self)
         if self._fold.error_code == StructuredOutputInvalid.code:
             raise StructuredOutputInvalid(result.error or "structured output invalid", text=result.text)
         if self.output_model is not None and result.object is not None:

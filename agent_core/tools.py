@@ -46,14 +46,17 @@ class ToolWriter:
 
     async def write(self, data: Any) -> None:
         """Emit ``data`` (JSON-serialisable: dicts, lists, strings, numbers, pydantic models) now."""
+        value = self._jsonable(data)
+        if self._emit is not None:
+            await self._emit(value)
+
+    def _jsonable(self, data: Any) -> Any:
         try:
-            value = to_jsonable_python(data)
+            return to_jsonable_python(data)
         except (PydanticSerializationError, TypeError, ValueError) as exc:
             raise ToolOutputNotSerializable(
                 f"tool {self.tool_name!r} wrote progress that is not JSON-serialisable ({type(data).__name__}): {exc}"
             ) from exc
-        if self._emit is not None:
-            await self._emit(value)
 
 
 _NO_WRITER = ToolWriter(None)

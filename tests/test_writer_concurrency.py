@@ -190,3 +190,135 @@ async def test_invalid_tool_call_concurrency_is_refused():
     agent = Agent(id="a", model=calls_then([], echo_results()))
     with pytest.raises(InvalidRequest):
         await agent.stream("go", tool_call_concurrency=0)
+
+
+async def test_a_single_call_runs_in_the_streams_own_task():
+    """One call of a step runs inline in the task that advances the stream: no task, no queue per call."""
+    seen: list[asyncio.Task | None] = []
+
+    async def job(inp: IdIn, ctx):
+        seen.append(asyncio.current_task())
+        await ctx.writer.write("working")
+        return inp.id
+
+    agent = Agent(
+        id="a",
+        model=calls_then([("job", {"id": "1"}, "c1")], echo_results()),
+        tools={"job": create_tool(id="job", input_schema=IdIn, execute=job)},
+    )
+    stream = await agent.stream("go")
+    chunks = await stream.chunks()
+    assert seen == [stream._task]
+    assert types(chunks).index("tool-output") < types(chunks).index("tool-result")
+
+
+async def test_cancel_while_a_tool_runs_inline_stops_the_tool_and_ends_every_reader():
+    cancelled: list[str] = []
+    forever = asyncio.Event()
+
+    async def job(inp: IdIn, ctx):
+        await ctx.writer.write("started")
+        try:
+            await forever.wait()
+        except asyncio.CancelledError:
+            cancelled.append(inp.id)
+            raise
+        return inp.id
+
+    agent = Agent(
+        id="a",
+        model=calls_then([("job", {"id": "1"}, "c1")], echo_results()),
+        tools={"job": create_tool(id="job", input_schema=IdIn, execute=job)},
+    )
+    stream = await agent.stream("go")
+    other = asyncio.ensure_future(stream.chunks())
+    seen = []
+    async for chunk in stream.full_stream:
+        seen.append(chunk)
+        if chunk.type == "tool-output":  # live: the tool is running, inline in the stream's task
+            await stream.cancel()
+    assert cancelled == ["1"]
+    assert stream.status == "failed" and stream.error == "cancelled"
+    assert types(seen)[-1] == "tool-output" and "tool-result" not in types(seen)
+    assert types(await asyncio.wait_for(other, 2)) == types(seen)
+
+
+async def test_progress_written_after_the_call_resolved_is_dropped():
+    """A task a tool leaves behind cannot add output to a call that already has its result."""
+    late: list[str] = []
+
+    async def job(inp: IdIn, ctx):
+        async def later():
+            await asyncio.sleep(0)
+            await ctx.writer.write("too late")
+            late.append("written")
+
+        asyncio.get_running_loop().create_task(later())
+        return inp.id
+
+    async def model(messages: list[Message], info: ModelRequestInfo) -> ModelResponse:
+        if messages[-1].role == "user":
+            return ModelResponse(tool_calls=[ToolCall(name="job", args={"id": "1"}, id="c1")])
+        while not late:
+            await asyncio.sleep(0)
+        return ModelResponse(text="done")
+
+    agent = Agent(
+        id="a", model=FunctionModel(model), tools={"job": create_tool(id="job", input_schema=IdIn, execute=job)}
+    )
+    chunks = await (await agent.stream("go")).chunks()
+    assert late == ["written"] and "tool-output" not in types(chunks)
+
+
+async def test_progress_reaches_a_run_advanced_without_a_stream():
+    """The run generator read directly (no ``AgentStream``): progress still comes before the result."""
+    from agent_core.call_state import RunState
+    from agent_core.engine import Execution, drive
+
+    async def job(inp: IdIn, ctx):
+        await ctx.writer.write("working")
+        return inp.id
+
+    agent = Agent(
+        id="a",
+        model=calls_then([("job", {"id": "1"}, "c1")], echo_results()),
+        tools={"job": create_tool(id="job", input_schema=IdIn, execute=job)},
+    )
+    state = RunState(run_id="r1", agent_id="a", agent_path=["a"], messages=[Message(role="user", content="go")])
+    chunks = [c async for c in drive(agent, state, Execution(top=state))]
+    assert types(chunks).count("tool-output") == 1
+    assert types(chunks).index("tool-output") < types(chunks).index("tool-result")
+    assert state.outcome == "finished"
+
+
+async def test_cancelling_a_decision_while_its_tool_runs_inline_frees_the_run():
+    """The approved tool runs inline in the decision stream's task: a cancel reaches the tool, the lease
+    is released, and the call (started) reads as interrupted."""
+    from agent_core import Runtime
+    from storage import InMemoryStore
+
+    cancelled: list[str] = []
+    forever = asyncio.Event()
+
+    async def job(inp: IdIn, ctx):
+        await ctx.writer.write("started")
+        try:
+            await forever.wait()
+        except asyncio.CancelledError:
+            cancelled.append(inp.id)
+            raise
+        return inp.id
+
+    tool = create_tool(id="job", input_schema=IdIn, execute=job, require_approval=True)
+    agent = Agent(id="a", model=calls_then([("job", {"id": "1"}, "c1")], echo_results()), tools={"job": tool})
+    async with Runtime(agents={"a": agent}, storage=InMemoryStore(), lease_seconds=0.2) as rt:
+        out = await agent.generate("go")
+        stream = await agent.approve_tool_call(run_id=out.run_id, tool_call_id="c1")
+        async for chunk in stream.full_stream:
+            if chunk.type == "tool-output":
+                await stream.cancel()
+        assert cancelled == ["1"] and stream.status == "failed"
+        run = await rt.store.get_run(out.run_id)
+        assert run is not None and run.lease_owner is None
+        listed = await rt.get_suspended_run(out.run_id)
+        assert [c.kind for c in listed.tool_calls] == ["interrupted"]
