@@ -155,25 +155,28 @@ def _checkpoint(db: sqlite3.Connection) -> int:
 class _Db:
     """``sql_store.Db`` over a ``sqlite3`` connection: every await completes at once (``run_sync``)."""
 
-    __slots__ = ("db",)
+    __slots__ = ("cur", "db")
     for_update = ""  # BEGIN IMMEDIATE already holds the write lock
     ilike = False  # SQLite's LIKE is case-insensitive (ASCII)
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
+        #: one cursor for every statement (``Connection.execute`` makes one per call); each
+        #: statement's rows are read to the end before the next, and scripts never interleave.
+        self.cur = db.cursor()
 
     async def fetch(self, sql: str, *args: Any) -> list[Any]:
-        return self.db.execute(q.sqlite_text(sql), args).fetchall()
+        return self.cur.execute(q.sqlite_text(sql), args).fetchall()
 
     async def fetchrow(self, sql: str, *args: Any) -> Any:
-        rows = self.db.execute(q.sqlite_text(sql), args).fetchall()
+        rows = self.cur.execute(q.sqlite_text(sql), args).fetchall()
         return rows[0] if rows else None
 
     async def execute(self, sql: str, *args: Any) -> int:
-        return self.db.execute(q.sqlite_text(sql), args).rowcount
+        return self.cur.execute(q.sqlite_text(sql), args).rowcount
 
     async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
-        self.db.executemany(q.sqlite_text(sql), rows)
+        self.cur.executemany(q.sqlite_text(sql), rows)
 
     def one_of(self, n: int) -> str:
         return f"IN (SELECT value FROM json_each(${n}))"
@@ -365,13 +368,13 @@ class SqliteStore(SqlStore):
             ):
                 # The inline path, kept lean (every store call of a cycle takes it): the adapter made
                 # once, a write transaction only around a script of several statements.
-                db = ad.db
+                db, cur = ad.db, ad.cur
                 try:
                     if mode == "write":
-                        db.execute("BEGIN IMMEDIATE")
+                        cur.execute("BEGIN IMMEDIATE")
                         try:
                             out = run_sync(script(ad, *args))
-                            db.execute("COMMIT")
+                            cur.execute("COMMIT")
                         except BaseException:
                             if db.in_transaction:
                                 db.execute("ROLLBACK")
