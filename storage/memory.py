@@ -58,12 +58,12 @@ class InMemoryStore(StoreFront):
         run.status, run.lease_owner, run.lease_until = status, None, None  # type: ignore[assignment]
 
     def _write_audit(self, rows: list[AuditRow]) -> None:
-        """Append the rules' entries as copies, their JSON details copied (the caller keeps its own)."""
-        copies = [copy_row(r) for r in rows]
-        for c in copies:
-            if c.detail is not None:
-                c.detail = copy.deepcopy(c.detail)
-        self._seal(copies)
+        """Append the entries ``storage.rules`` just made for this store (``rules.entry``: nobody else
+        holds them, so they are sealed as they are), their JSON details copied (a decision's own)."""
+        for r in rows:
+            if r.detail is not None:
+                r.detail = copy.deepcopy(r.detail)
+        self._seal(rows)
 
     def _seal(self, rows: list[AuditRow]) -> None:
         """Seal this store's own copies once, in place, and append them (no copy per step)."""
