@@ -4,11 +4,12 @@ A thin driver: what a store does is ``storage.sql_store`` (the decisions ``stora
 the SQL ``storage.sql_common``); this module holds the file, its connections, the inline
 path, typed errors and SQLite's own schema pieces.
 
-Every public method is ONE script run inside one transaction, so a
-decision's validation, compare-and-set, audit entry and snapshot read cost a
-single round trip. Writers use ``BEGIN IMMEDIATE`` so two processes on one
-file serialise on the write lock and the ``WHERE status = 'pending'``
-compare-and-set lets exactly one win.
+Every public method is ONE script: several writes run inside one transaction,
+so a decision's validation, compare-and-set, audit entry and snapshot read cost a
+single round trip; one write statement (the started mark, a renewal, ``finish_run``)
+runs alone in autocommit, atomic without BEGIN/COMMIT. Writers use ``BEGIN
+IMMEDIATE`` so two processes on one file serialise on the write lock and the
+``WHERE status = 'pending'`` compare-and-set lets exactly one win.
 
 Where it runs: with ``synchronous=NORMAL`` a commit does not wait for the disk,
 so a transaction takes ~0.1 ms and is run inline on the event loop thread
