@@ -21,6 +21,7 @@ from typing import Any
 
 from storage.canonical import canonical
 from storage.records import AuditRow, copy_row
+from storage.rows import dumps
 from warden_types.audit import ChainReport
 
 #: the fields the hash covers, in the order stores select them.
@@ -40,18 +41,70 @@ HASHED = (
 )
 
 
+#: the hashed fields in RFC 8785's key order (UTF-16 code units: ASCII order here), and each one's
+#: ``{"name":`` / ``,"name":`` prefix, written once.
+_ORDER = (
+    "actor",
+    "agent_id",
+    "decided_at",
+    "decision",
+    "detail",
+    "fingerprint",
+    "prev_hash",
+    "reason",
+    "run_id",
+    "seq",
+    "tool_call_id",
+    "tool_name",
+)
+assert list(_ORDER) == sorted(HASHED)
+_K_ACTOR, _K_AGENT, _K_AT, _K_DECISION, _K_DETAIL, _K_FP, _K_PREV, _K_REASON, _K_RUN, _K_SEQ, _K_CALL, _K_TOOL = (
+    (b"," if i else b"{") + canonical(name) + b":" for i, name in enumerate(_ORDER)
+)
+_SAFE_INT = 2**53
+
+
+def _seq(value: Any) -> bytes:
+    """``canonical`` of a position: a safe integer's digits, without the serializer's dispatch."""
+    return str(value).encode() if type(value) is int and -_SAFE_INT < value < _SAFE_INT else canonical(value)
+
+
 def entry_hash(row: AuditRow) -> str:
-    """``"sha256:" + hex(sha256(JCS(every field but hash)))``."""
-    import hashlib  # here, not at the top: reading the store (``warden runs list``) never hashes
+    """``"sha256:" + hex(sha256(JCS(every field but hash)))``: the document written in one expression
+    (the same bytes as ``hash_template``'s three cuts with the chain's two values between them)."""
+    from hashlib import sha256  # here, not at the top: reading the store (``warden runs list``) never hashes
 
-    pre, mid, post = hash_template(row)
-    doc = pre + canonical(row.prev_hash) + mid + canonical(row.seq) + post
-    return "sha256:" + hashlib.sha256(doc).hexdigest()
-
-
-#: ``"name":`` of each hashed field, in RFC 8785's key order (UTF-16 code units: ASCII order here)
-_KEYS = [(name, canonical(name) + b":") for name in sorted(HASHED)]
-assert [k for k, _ in _KEYS].index("prev_hash") < [k for k, _ in _KEYS].index("seq")
+    c = canonical
+    doc = b"".join(
+        (
+            _K_ACTOR,
+            c(row.actor),
+            _K_AGENT,
+            c(row.agent_id),
+            _K_AT,
+            c(row.decided_at),
+            _K_DECISION,
+            c(row.decision),
+            _K_DETAIL,
+            c(row.detail),
+            _K_FP,
+            c(row.fingerprint),
+            _K_PREV,
+            c(row.prev_hash),
+            _K_REASON,
+            c(row.reason),
+            _K_RUN,
+            c(row.run_id),
+            _K_SEQ,
+            _seq(row.seq),
+            _K_CALL,
+            c(row.tool_call_id),
+            _K_TOOL,
+            c(row.tool_name),
+            b"}",
+        )
+    )
+    return "sha256:" + sha256(doc).hexdigest()
 
 
 def hash_template(row: AuditRow) -> tuple[bytes, bytes, bytes]:
@@ -62,16 +115,29 @@ def hash_template(row: AuditRow) -> tuple[bytes, bytes, bytes]:
     ``warden_claim``) splices the chain's head in and hashes there, while the
     canonical JSON of everything else is still written here, by the one serializer.
     """
-    cuts: list[bytes] = []
-    buf = b"{"
-    for i, (name, key) in enumerate(_KEYS):
-        buf += (b"," + key) if i else key
-        if name in ("prev_hash", "seq"):
-            cuts.append(buf)
-            buf = b""
-        else:
-            buf += canonical(getattr(row, name))
-    return cuts[0], cuts[1], buf + b"}"
+    c = canonical
+    pre = b"".join(
+        (
+            _K_ACTOR,
+            c(row.actor),
+            _K_AGENT,
+            c(row.agent_id),
+            _K_AT,
+            c(row.decided_at),
+            _K_DECISION,
+            c(row.decision),
+            _K_DETAIL,
+            c(row.detail),
+            _K_FP,
+            c(row.fingerprint),
+            _K_PREV,
+        )
+    )
+    return (
+        pre,
+        _K_REASON + c(row.reason) + _K_RUN + c(row.run_id) + _K_SEQ,
+        b"".join((_K_CALL, c(row.tool_call_id), _K_TOOL, c(row.tool_name), b"}")),
+    )
 
 
 def as_list(entries: AuditRow | Iterable[AuditRow]) -> list[AuditRow]:
@@ -80,15 +146,18 @@ def as_list(entries: AuditRow | Iterable[AuditRow]) -> list[AuditRow]:
 
 
 def seal(rows: list[AuditRow], last_seq: int, last_hash: str | None) -> list[AuditRow]:
-    """The entries to append after (``last_seq``, ``last_hash``), each with its place in the chain."""
-    out = []
+    """The entries to append after (``last_seq``, ``last_hash``), each with its place in the chain
+    (copies: the caller's rows are left as they were)."""
+    return seal_in_place([copy_row(r) for r in rows], last_seq, last_hash)
+
+
+def seal_in_place(rows: list[AuditRow], last_seq: int, last_hash: str | None) -> list[AuditRow]:
+    """``seal`` on rows the caller owns (its own copies): each gets its place in the chain."""
     for row in rows:
         last_seq += 1
-        sealed = copy_row(row)  # cheaper than dataclasses.replace: one per audit entry, on every decision
-        sealed.seq, sealed.prev_hash, sealed.hash = last_seq, last_hash, None
-        sealed.hash = last_hash = entry_hash(sealed)
-        out.append(sealed)
-    return out
+        row.seq, row.prev_hash, row.hash = last_seq, last_hash, None
+        row.hash = last_hash = entry_hash(row)
+    return rows
 
 
 def verify(rows: list[AuditRow]) -> ChainReport:
@@ -176,5 +245,5 @@ def to_db(row: AuditRow) -> tuple[Any, ...]:
     data = row.__dict__
     values = [data[name] for name in _NAMES]
     if values[_DETAIL] is not None:
-        values[_DETAIL] = json.dumps(values[_DETAIL], ensure_ascii=False, separators=(",", ":"))
+        values[_DETAIL] = dumps(values[_DETAIL])
     return tuple(values)

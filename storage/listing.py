@@ -8,13 +8,13 @@ memory store calls ``matches``. The console's picker is a work queue over
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from storage.errors import StorageError
 from storage.records import PendingCallRow, RunRow, SuspendedRunRow
+from storage.rows import dumps
 
 Sort = Literal["age", "agent", "tool"]
 ListKind = Literal["approval", "input"]
@@ -129,7 +129,7 @@ class SuspendedFilter:
             return False
         texts = [run.agent_id.lower(), (run.thread_id or "").lower()]
         for c in calls:
-            texts += [c.tool_name.lower(), json.dumps(c.args, ensure_ascii=False, separators=(",", ":")).lower()]
+            texts += [c.tool_name.lower(), dumps(c.args).lower()]
         return all(any(t in text for text in texts) for t in self.terms)
 
     def narrow(self, row: SuspendedRunRow) -> SuspendedRunRow | None:

@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from storage import rules
-from storage.audit import AuditFilter, seal
+from storage.audit import AuditFilter, seal_in_place
 from storage.errors import StorageError, StoreClosed
 from storage.front import StoreFront
 from storage.listing import SuspendedFilter, count_kinds
@@ -58,17 +58,17 @@ class InMemoryStore(StoreFront):
         run.status, run.lease_owner, run.lease_until = status, None, None  # type: ignore[assignment]
 
     def _write_audit(self, rows: list[AuditRow]) -> None:
-        """Append the rules' entries, their JSON details copied (the caller keeps its own)."""
-        copies = [copy_row(r) for r in rows]
-        for c in copies:
-            c.detail = copy.deepcopy(c.detail)
-        self._append(copies)
+        """Append the entries ``storage.rules`` just made for this store (``rules.entry``: nobody else
+        holds them, so they are sealed as they are), their JSON details copied (a decision's own)."""
+        for r in rows:
+            if r.detail is not None:
+                r.detail = copy.deepcopy(r.detail)
+        self._seal(rows)
 
-    def _append(self, rows: list[AuditRow]) -> list[AuditRow]:
+    def _seal(self, rows: list[AuditRow]) -> None:
+        """Seal this store's own copies once, in place, and append them (no copy per step)."""
         last = self._audit[-1] if self._audit else None
-        sealed = seal(rows, last.seq if last else 0, last.hash if last else None)
-        self._audit.extend(sealed)
-        return [copy_row(r) for r in sealed]
+        self._audit.extend(seal_in_place(rows, last.seq if last else 0, last.hash if last else None))
 
     async def setup(self) -> None:
         self._check()
@@ -301,7 +301,9 @@ class InMemoryStore(StoreFront):
 
     async def _append_audit(self, rows: list[AuditRow]) -> list[AuditRow]:
         self._check()
-        return self._append([copy.deepcopy(e) for e in rows])
+        copies = [copy.deepcopy(e) for e in rows]
+        self._seal(copies)
+        return [copy_row(r) for r in copies]
 
     async def list_overdue(self, now: float, *, limit: int = 100) -> list[PendingCallRow]:
         self._check()

@@ -38,6 +38,7 @@ def mark(n: int) -> str:
 
 # -- runs -----------------------------------------------------------------------------------
 RUN_BY_ID = f"SELECT {RUN_COLS} FROM runs WHERE run_id = $1"
+RUN_LISTED_BY_ID = f"SELECT {RUN_LIST_COLS} FROM runs WHERE run_id = $1"
 RUN_EXISTS = "SELECT 1 FROM runs WHERE run_id = $1"
 INSERT_RUN = (
     "INSERT INTO runs (run_id, agent_id, thread_id, resource_id, status, snapshot, version, "

@@ -464,7 +464,8 @@ async def _changed_one(db: Db, sql: str, *args: Any) -> bool:
 
 
 async def get_suspended(db: Db, run_id: str) -> SuspendedRunRow | None:
-    row = await db.fetchrow(q.RUN_BY_ID, run_id)
+    """The run as listed: like the listing, without its snapshot (``RUN_LIST_COLS``; ``get_run`` reads it)."""
+    row = await db.fetchrow(q.RUN_LISTED_BY_ID, run_id)
     if row is None:
         return None
     broken: dict[str, str] = {}

@@ -4,11 +4,12 @@ A thin driver: what a store does is ``storage.sql_store`` (the decisions ``stora
 the SQL ``storage.sql_common``); this module holds the file, its connections, the inline
 path, typed errors and SQLite's own schema pieces.
 
-Every public method is ONE script run inside one transaction, so a
-decision's validation, compare-and-set, audit entry and snapshot read cost a
-single round trip. Writers use ``BEGIN IMMEDIATE`` so two processes on one
-file serialise on the write lock and the ``WHERE status = 'pending'``
-compare-and-set lets exactly one win.
+Every public method is ONE script: several writes run inside one transaction,
+so a decision's validation, compare-and-set, audit entry and snapshot read cost a
+single round trip; one write statement (the started mark, a renewal, ``finish_run``)
+runs alone in autocommit, atomic without BEGIN/COMMIT. Writers use ``BEGIN
+IMMEDIATE`` so two processes on one file serialise on the write lock and the
+``WHERE status = 'pending'`` compare-and-set lets exactly one win.
 
 Where it runs: with ``synchronous=NORMAL`` a commit does not wait for the disk,
 so a transaction takes ~0.1 ms and is run inline on the event loop thread
@@ -155,25 +156,28 @@ def _checkpoint(db: sqlite3.Connection) -> int:
 class _Db:
     """``sql_store.Db`` over a ``sqlite3`` connection: every await completes at once (``run_sync``)."""
 
-    __slots__ = ("db",)
+    __slots__ = ("cur", "db")
     for_update = ""  # BEGIN IMMEDIATE already holds the write lock
     ilike = False  # SQLite's LIKE is case-insensitive (ASCII)
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
+        #: one cursor for every statement (``Connection.execute`` makes one per call); each
+        #: statement's rows are read to the end before the next, and scripts never interleave.
+        self.cur = db.cursor()
 
     async def fetch(self, sql: str, *args: Any) -> list[Any]:
-        return self.db.execute(q.sqlite_text(sql), args).fetchall()
+        return self.cur.execute(q.sqlite_text(sql), args).fetchall()
 
     async def fetchrow(self, sql: str, *args: Any) -> Any:
-        rows = self.db.execute(q.sqlite_text(sql), args).fetchall()
+        rows = self.cur.execute(q.sqlite_text(sql), args).fetchall()
         return rows[0] if rows else None
 
     async def execute(self, sql: str, *args: Any) -> int:
-        return self.db.execute(q.sqlite_text(sql), args).rowcount
+        return self.cur.execute(q.sqlite_text(sql), args).rowcount
 
     async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
-        self.db.executemany(q.sqlite_text(sql), rows)
+        self.cur.executemany(q.sqlite_text(sql), rows)
 
     def one_of(self, n: int) -> str:
         return f"IN (SELECT value FROM json_each(${n}))"
@@ -365,13 +369,13 @@ class SqliteStore(SqlStore):
             ):
                 # The inline path, kept lean (every store call of a cycle takes it): the adapter made
                 # once, a write transaction only around a script of several statements.
-                db = ad.db
+                db, cur = ad.db, ad.cur
                 try:
                     if mode == "write":
-                        db.execute("BEGIN IMMEDIATE")
+                        cur.execute("BEGIN IMMEDIATE")
                         try:
                             out = run_sync(script(ad, *args))
-                            db.execute("COMMIT")
+                            cur.execute("COMMIT")
                         except BaseException:
                             if db.in_transaction:
                                 db.execute("ROLLBACK")

@@ -613,3 +613,35 @@ async def test_a_moved_snapshot_is_run_again_not_reported(tmp_path, monkeypatch)
         assert call.started_at is not None
     finally:
         await store.aclose()
+
+
+def test_a_chain_sealed_before_keeps_its_hashes():
+    """The hash written in one expression is the same bytes as before: two entries sealed by the
+    earlier serializer (hashes recorded from it) seal to the same hashes and verify."""
+    from storage.audit import seal, verify
+    from storage.records import AuditRow
+
+    rows = [
+        AuditRow("run-1", "c1", "ops", "delete", "approved", "sha256:" + "ab" * 32, None, 1764547200.123456, "ann"),
+        AuditRow(
+            "run-1",
+            "c2",
+            "ops",
+            "send",
+            "edited",
+            "sha256:" + "cd" * 32,
+            "é ok",
+            1764547201.5,
+            None,
+            {"edited_args": {"to": "bob", "n": [1, 2.5, None]}, "grant_id": "g-1"},
+        ),
+    ]
+    first, second = seal(rows, 41, "sha256:" + "00" * 32)
+    assert first.hash == "sha256:74b0bf3b10d7872a64c48791bb56ae438e9742c4f277d6373caeba34986a9a3a"
+    assert second.prev_hash == first.hash
+    assert second.hash == "sha256:39dfc3a2154879d7d1c9bbf75ec898300f936a81290ffbd7722673321e52b59d"
+    assert rows[0].hash is None, "seal leaves the caller's rows as they were"
+    head = AuditRow("run-0", "c0", "ops", "t", "approved", "fp", None, 1.0)
+    [head] = seal([head], 0, None)
+    chain = seal([head], 0, None) + seal(rows, 1, head.hash)
+    assert verify(chain).ok
