@@ -226,7 +226,8 @@ class SseResponse(Response):
         self.pump = pump
         self.status_code = 200
         self.background = None
-        self.init_headers({RUN_ID_HEADER: pump.run_id, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        # what ``init_headers`` makes of them, the constant part built once (_SSE_HEADERS)
+        self.raw_headers = [(_RUN_ID_HEADER_RAW, pump.run_id.encode("latin-1")), *_SSE_HEADERS]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
@@ -252,6 +253,14 @@ class SseResponse(Response):
             if message["type"] == "http.disconnect":
                 self.pump.hang_up()
                 return
+
+
+_RUN_ID_HEADER_RAW = RUN_ID_HEADER.lower().encode("latin-1")
+_SSE_HEADERS = [
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+    (b"content-type", f"{wire.SSE_MEDIA_TYPE}; charset=utf-8".encode("latin-1")),
+]
 
 
 def sse_response(pump: StreamPump) -> Response:

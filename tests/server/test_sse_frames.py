@@ -264,3 +264,17 @@ def test_a_chunk_the_fast_path_does_not_cover_goes_through_the_model() -> None:
     assert sse._chunk_json(odd) is None
     with pytest.warns(UserWarning):  # pydantic says it wrote a number where text was declared
         assert json.loads(encode_event(odd)[6:-2])["payload"] == {"text": "x"}
+
+
+async def test_the_answers_headers_are_starlettes() -> None:
+    """The constant headers are built once: the same list ``Response.init_headers`` made per answer."""
+    from starlette.responses import Response
+
+    stream = _Stream("run/é")
+    pump = StreamPump(stream, set())
+    stream.gate.put_nowait(None)
+    await pump.wait()
+    expected = Response(media_type=wire.SSE_MEDIA_TYPE)
+    del expected.body  # as SseResponse: no body, so no content-length
+    expected.init_headers({wire.RUN_ID_HEADER: "run/é", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    assert SseResponse(pump).raw_headers == expected.raw_headers

@@ -21,7 +21,7 @@ def _call(i: int, **extra: Any) -> PendingToolCall:
     return PendingToolCall(
         tool_call_id=f"call_{i}",
         tool_name="delete_tool",
-        args={"id": f"x-{i}", "text": "é 😀 \u2028 \x00\x1b \x7f \"q\" \\", "n": [1, 2.5, None, True], "big": 2**70},
+        args={"id": f"x-{i}", "text": 'é 😀 \u2028 \x00\x1b \x7f "q" \\', "n": [1, 2.5, None, True], "big": 2**70},
         requires_approval=True,
         kind="approval",
         fingerprint="sha256:" + "ab" * 32,
