@@ -114,6 +114,11 @@ class WardenApp(Starlette):
 
     fast: FastPath | None = None
 
+    def add_middleware(self, middleware_class: Any, *args: Any, **kwargs: Any) -> None:
+        """A middleware added later must see every request: the fast path is turned off."""
+        super().add_middleware(middleware_class, *args, **kwargs)
+        self.fast = None
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         fast = self.fast
         if fast is not None and scope["type"] == "http":

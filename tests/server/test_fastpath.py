@@ -182,3 +182,22 @@ async def test_api_requests_skip_starlettes_stack(monkeypatch: pytest.MonkeyPatc
         assert app.middleware_stack is None  # Starlette builds its stack on the first request it serves
         assert (await _call(app, "GET", "/api/no/such/route"))[0] == 404
         assert app.middleware_stack is not None
+
+
+async def test_a_middleware_added_later_sees_every_request() -> None:
+    seen: list[str] = []
+
+    class Spy:
+        def __init__(self, app: Any) -> None:
+            self.app = app
+
+        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+            seen.append(scope.get("path", ""))
+            await self.app(scope, receive, send)
+
+    runtime = _runtime()
+    app = create_app(runtime, token=TOKEN, manage_runtime=False)
+    app.add_middleware(Spy)
+    async with runtime:
+        assert (await _call(app, "GET", "/api/agents/bench/suspended-runs"))[0] == 200
+    assert seen == ["/api/agents/bench/suspended-runs"]
