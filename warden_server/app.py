@@ -36,6 +36,7 @@ from warden_server import (
 from warden_server import errors as E
 from warden_server.cors import cors_middleware
 from warden_server.external import ExternalCalls
+from warden_server.fastpath import FastPath, WardenApp
 from warden_server.limits import InvalidBody, parse_json_body
 from warden_server.middleware import BearerAuthMiddleware, BodySizeLimitMiddleware
 from warden_server.routing import IndexedRouter
@@ -653,30 +654,38 @@ def create_app(
     if token:
         tokens = TokenSet.single(token) if tokens is None else tokens.merged(TokenSet.single(token))
     middleware.append(Middleware(StudioErrorMiddleware))  # Mastra's error form for Studio's requests only
+    auth_options: dict[str, Any] = {
+        "tokens": tokens,
+        "public_paths": (wire.HEALTH, *studio_routes.PUBLIC_PATHS),
+        "public_prefixes": (ui.UI_PREFIX,),
+    }
     if tokens is not None:
-        public = (wire.HEALTH, *studio_routes.PUBLIC_PATHS)
-        middleware.append(
-            Middleware(BearerAuthMiddleware, tokens=tokens, public_paths=public, public_prefixes=(ui.UI_PREFIX,))
-        )
-    middleware.append(Middleware(BodySizeLimitMiddleware, max_body_bytes=max_body_bytes, body_timeout=body_timeout))
+        middleware.append(Middleware(BearerAuthMiddleware, **auth_options))
+    limits: dict[str, Any] = {"max_body_bytes": max_body_bytes, "body_timeout": body_timeout}
+    middleware.append(Middleware(BodySizeLimitMiddleware, **limits))
     routes = [
         Route(_starlette_path(spec.path), _guard(handler, spec.role), methods=[spec.method], name=spec.name)
         for spec, handler in ROUTES
     ]
-    app = Starlette(
-        routes=routes,
-        middleware=middleware,
-        exception_handlers={
-            WardenError: _on_warden_error,
-            ValidationError: _on_validation_error,
-            InvalidBody: _on_invalid_body,
-            HTTPException: _on_http_exception,
-            Exception: _on_exception,
-        },
-        lifespan=lifespan,
-    )
+    handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
+        WardenError: _on_warden_error,
+        ValidationError: _on_validation_error,
+        InvalidBody: _on_invalid_body,
+        HTTPException: _on_http_exception,
+        Exception: _on_exception,
+    }
+    app = WardenApp(routes=routes, middleware=middleware, exception_handlers=handlers, lifespan=lifespan)
     # the same routes and lifespan, resolved by their first path segments (warden_server.routing)
     app.router = IndexedRouter(routes, lifespan=lifespan)
+    # the API's requests without Starlette's per-request layers, the same middleware's work (warden_server.fastpath)
+    app.fast = FastPath(
+        app.router,
+        routes,
+        BearerAuthMiddleware(app.router, **auth_options) if tokens is not None else None,
+        BodySizeLimitMiddleware(app.router, **limits),
+        handlers,
+        cors=bool(cors_origins),
+    )
     app.state.runtime = runtime
     app.state.external = ExternalCalls(runtime)
     app.state.stream_pumps = set()

@@ -63,17 +63,18 @@ class BearerAuthMiddleware:
         self.public_prefixes = tuple(public_prefixes)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or await self.admit(scope, send):
+            await self.app(scope, receive, send)
+
+    async def admit(self, scope: Scope, send: Send) -> bool:
+        """True when the request may go on (a public path, or a known token: its ``Identity`` put in
+        ``scope["state"]["identity"]``); else the 401 is sent here and False returned."""
         path = scope.get("path", "")
         root = scope.get("root_path", "")
         if root and path.startswith(root):  # as Starlette routes it: the path below the mount point
             path = path[len(root) :]
-        if (
-            scope["type"] != "http"
-            or path in self.public_paths
-            or any(path == p or path.startswith(p + "/") for p in self.public_prefixes)
-        ):
-            await self.app(scope, receive, send)
-            return
+        if path in self.public_paths or any(path == p or path.startswith(p + "/") for p in self.public_prefixes):
+            return True
         supplied = b""
         for name, value in scope.get("headers", ()):
             if name == _AUTHORIZATION:
@@ -88,9 +89,9 @@ class BearerAuthMiddleware:
             await _send_json(
                 send, STATUS_BY_CODE[UNAUTHORIZED], UNAUTHORIZED, msg, [(_WWW_AUTHENTICATE, b'Bearer realm="warden"')]
             )
-            return
+            return False
         scope.setdefault("state", {})["identity"] = identity
-        await self.app(scope, receive, send)
+        return True
 
 
 class BodySizeLimitMiddleware:
@@ -114,6 +115,13 @@ class BodySizeLimitMiddleware:
         if scope["type"] != "http" or scope.get("method") in ("GET", "HEAD", "OPTIONS"):
             await self.app(scope, receive, send)
             return
+        body = await self.read(scope, receive, send)
+        if body is not None:
+            await self.app(scope, replaying(body, receive), send)
+
+    async def read(self, scope: Scope, receive: Receive, send: Send) -> bytes | None:
+        """The whole body within both limits; None when the answer (413, 408) was sent here or the
+        client went away."""
         limit = self.max_body_bytes
         for name, value in scope.get("headers", ()):
             if name == b"content-length":
@@ -129,7 +137,7 @@ class BodySizeLimitMiddleware:
                         f"request body of {declared} bytes exceeds the limit of {limit} bytes",
                         _CLOSE,
                     )
-                    return
+                    return None
         chunks: list[bytes] = []
         size = 0
         try:
@@ -137,7 +145,7 @@ class BodySizeLimitMiddleware:
                 while True:
                     message = await receive()
                     if message["type"] == "http.disconnect":
-                        return
+                        return None
                     chunk = message.get("body", b"")
                     size += len(chunk)
                     if size > limit:
@@ -148,7 +156,7 @@ class BodySizeLimitMiddleware:
                             f"request body exceeds the limit of {limit} bytes",
                             _CLOSE,
                         )
-                        return
+                        return None
                     chunks.append(chunk)
                     if not message.get("more_body", False):
                         break
@@ -161,15 +169,19 @@ class BodySizeLimitMiddleware:
                 f"({size} bytes received); send it whole, promptly",
                 _CLOSE,
             )
-            return
-        body = b"".join(chunks)
-        replayed = False
+            return None
+        return b"".join(chunks)
 
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
 
-        await self.app(scope, replay, send)
+def replaying(body: bytes, receive: Receive) -> Receive:
+    """``receive`` that gives ``body`` whole first, then whatever ``receive`` gives (the disconnect)."""
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay

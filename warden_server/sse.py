@@ -12,8 +12,9 @@ waits for those tasks before closing the runtime.
 
 The response is plain ASGI (``SseResponse``), not Starlette's ``StreamingResponse``: that one
 runs the body and a disconnect listener in an anyio task group per response, and sends an
-empty closing message of its own; here one small task watches for the disconnect and the
-last frame closes the body (docs/performance.md, "Server").
+empty closing message of its own; here the last frame closes the body, and one small task
+watches for the disconnect once the answer has streamed for ``WATCH_AFTER_SECONDS`` (an
+approval's answer is usually complete long before: no task at all; docs/performance.md, "Server").
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ _DONE = object()
 _DONE_FRAME = f"data: {wire.SSE_DONE}\n\n".encode("ascii")
 _PING_FRAME = b": ping\n\n"
 PING_SECONDS = 15.0
+#: how long an answer streams before a task starts watching for its client's disconnect.
+WATCH_AFTER_SECONDS = 1.0
 
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True)
@@ -213,7 +216,8 @@ class StreamPump:
 class SseResponse(Response):
     """The pump's frames as ``text/event-stream``; the last frame ends the body (no extra empty message).
 
-    A disconnect (seen by one watcher task reading ``receive``) ends the response, not the run.
+    A disconnect (seen by a watcher task reading ``receive``, started after ``WATCH_AFTER_SECONDS``) ends the
+    response, not the run.
     """
 
     media_type = wire.SSE_MEDIA_TYPE
@@ -222,11 +226,16 @@ class SseResponse(Response):
         self.pump = pump
         self.status_code = 200
         self.background = None
-        self.init_headers({RUN_ID_HEADER: pump.run_id, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        # what ``init_headers`` makes of them, the constant part built once (_SSE_HEADERS)
+        self.raw_headers = [(_RUN_ID_HEADER_RAW, pump.run_id.encode("latin-1")), *_SSE_HEADERS]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
-        watcher = asyncio.get_running_loop().create_task(self._watch(receive))
+        loop = asyncio.get_running_loop()
+        watcher: list[asyncio.Task[None]] = []
+        # A run that ends within WATCH_AFTER_SECONDS (an approval's usually does, in milliseconds) needs no
+        # watcher task: frames sent to a client that left are dropped by the server. A longer one gets it.
+        timer = loop.call_later(WATCH_AFTER_SECONDS, lambda: watcher.append(loop.create_task(self._watch(receive))))
         try:
             async for data, last in self.pump.frames():
                 await send({"type": "http.response.body", "body": data, "more_body": not last})
@@ -234,7 +243,9 @@ class SseResponse(Response):
                     return
             await send({"type": "http.response.body", "body": b"", "more_body": False})  # hung up
         finally:
-            watcher.cancel()
+            timer.cancel()
+            for task in watcher:
+                task.cancel()
 
     async def _watch(self, receive: Receive) -> None:
         while True:
@@ -242,6 +253,14 @@ class SseResponse(Response):
             if message["type"] == "http.disconnect":
                 self.pump.hang_up()
                 return
+
+
+_RUN_ID_HEADER_RAW = RUN_ID_HEADER.lower().encode("latin-1")
+_SSE_HEADERS = [
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+    (b"content-type", f"{wire.SSE_MEDIA_TYPE}; charset=utf-8".encode("latin-1")),
+]
 
 
 def sse_response(pump: StreamPump) -> Response:

@@ -15,6 +15,7 @@ the one before:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -45,6 +46,12 @@ class Identity:
         return ROLES.index(self.role) >= ROLES.index(role)
 
 
+@functools.lru_cache(maxsize=256)
+def _identity(name: str, role: Role) -> Identity:
+    """One (immutable) ``Identity`` per token entry, not one built per request."""
+    return Identity(name, role)
+
+
 def digest(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
@@ -64,7 +71,7 @@ class TokenSet:
         found: Identity | None = None
         for name, role, expected in self._entries:  # every entry compared: time independent of which matched
             if hmac.compare_digest(supplied, expected) and found is None:
-                found = Identity(name, role)
+                found = _identity(name, role)
         return found
 
     def __len__(self) -> int:

@@ -4,7 +4,10 @@
 encodes: two passes over every call of every run, on the ``GET`` of each approval and on every
 listing page. Here the view's serializer writes the JSON bytes in one pass, the envelope of a
 listing is written around them, and ``"status":"suspended"`` is appended as ``encode_suspended_run``
-adds it: the same JSON values and key order (docs/performance.md, "Server"). Anything but the
+adds it: the same JSON values and key order, the same bytes but for the spelling of exponents
+(``1.5e-7`` where ``json`` wrote ``1.5e-07``, as the SSE events already do) and a non-finite
+float, which pydantic writes ``null`` where ``json`` refused it (a 500) (docs/performance.md,
+"Server"). Anything but the
 runtime's own view types (an external decider's answer, a future view with a ``status`` field)
 returns None: the caller then answers through ``wire`` as before.
 """

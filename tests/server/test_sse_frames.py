@@ -126,6 +126,7 @@ async def test_the_last_frame_closes_the_body() -> None:
 
 async def test_idle_stream_pings_then_a_hang_up_ends_the_response_not_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sse, "PING_SECONDS", 0.01)
+    monkeypatch.setattr(sse, "WATCH_AFTER_SECONDS", 0.005)
     stream = _Stream("r2")
     pumps: set[StreamPump] = set()
     pump = StreamPump(stream, pumps)
@@ -145,6 +146,31 @@ async def test_idle_stream_pings_then_a_hang_up_ends_the_response_not_the_run(mo
     await pump.wait()
     assert pump not in pumps
     assert [c["type"] for c in pump.chunks()] == ["text-delta"]  # what nobody read is still there
+
+
+async def test_an_answer_complete_at_once_starts_no_watcher_on_receive() -> None:
+    """An approval's answer is usually all there within milliseconds: no task waits on ``receive``
+    for the disconnect (a task and its cancellation per approve); a longer one gets one."""
+    stream = _Stream("r5")
+    pump = StreamPump(stream, set())
+    for chunk in _chunks()[:2]:
+        stream.gate.put_nowait(chunk)
+    stream.gate.put_nowait(None)
+    calls = 0
+
+    async def receive() -> dict[str, Any]:
+        nonlocal calls
+        calls += 1
+        await asyncio.Event().wait()
+        return {"type": "http.disconnect"}
+
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await SseResponse(pump)({"type": "http", "method": "POST", "path": "/"}, receive, send)
+    assert sent[-1]["more_body"] is False and calls == 0
 
 
 class _Unencodable:
@@ -238,3 +264,17 @@ def test_a_chunk_the_fast_path_does_not_cover_goes_through_the_model() -> None:
     assert sse._chunk_json(odd) is None
     with pytest.warns(UserWarning):  # pydantic says it wrote a number where text was declared
         assert json.loads(encode_event(odd)[6:-2])["payload"] == {"text": "x"}
+
+
+async def test_the_answers_headers_are_starlettes() -> None:
+    """The constant headers are built once: the same list ``Response.init_headers`` made per answer."""
+    from starlette.responses import Response
+
+    stream = _Stream("run/é")
+    pump = StreamPump(stream, set())
+    stream.gate.put_nowait(None)
+    await pump.wait()
+    expected = Response(media_type=wire.SSE_MEDIA_TYPE)
+    del expected.body  # as SseResponse: no body, so no content-length
+    expected.init_headers({wire.RUN_ID_HEADER: "run/é", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    assert SseResponse(pump).raw_headers == expected.raw_headers

@@ -4,6 +4,7 @@ page with its optional parts; anything but the runtime's view types goes the old
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -78,6 +79,15 @@ def test_a_run_is_the_bytes_wire_and_json_wrote(run: SuspendedRun) -> None:
 )
 def test_a_listing_is_the_bytes_wire_and_json_wrote(page: SuspendedRunList) -> None:
     assert views_json.suspended_run_list(page) == _before(wire.encode_suspended_run_list(page))
+
+
+def test_exponents_are_the_same_values() -> None:
+    """pydantic spells ``1.5e-7`` where ``json`` wrote ``1.5e-07``: the same number."""
+    run = SuspendedRun(
+        run_id="r", agent_id="a", suspended_at=AT, tool_calls=[_call(9).model_copy(update={"args": {"x": 1.5e-7}})]
+    )
+    data = views_json.suspended_run(run)
+    assert data is not None and json.loads(data) == json.loads(_before(wire.encode_suspended_run(run)))
 
 
 def test_what_is_not_a_view_of_the_runtime_goes_the_old_way() -> None:
