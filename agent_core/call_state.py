@@ -247,6 +247,13 @@ class RunState(BaseModel):
     finish_reason: str | None = None
     error: str | None = None
 
+    def to_json_plain(self) -> str | None:
+        """The snapshot JSON as pydantic writes it; None when some text cannot be encoded as it is."""
+        try:
+            return self.model_dump_json(exclude_defaults=False)
+        except PydanticSerializationError:
+            return None
+
     def to_json(self) -> str:
         try:
             return self.model_dump_json(exclude_defaults=False)

@@ -103,7 +103,8 @@ class Decisions:
         whose deadline passed raises ``ApprovalExpired``; ``Expire`` is the sweep's.
         """
         owner = (HANDOVER if getattr(agent, "remote", False) else "") + uuid.uuid4().hex
-        check = _Check(self, agent, verdict, owner, tuple(followups or ()))
+        # copied: the caller's messages must not change the state once it is stored (``saved_states``)
+        check = _Check(self, agent, verdict, owner, tuple(m.model_copy(deep=True) for m in followups or ()))
 
         async def claim_it() -> ClaimResult:
             return await self.store.claim(
@@ -111,25 +112,32 @@ class Decisions:
             )
 
         try:
-            claim = await claim_it()
-        except VoteNeeded as need:
-            short = await record_vote(self.store, need)
-            if short is not None:
-                return short  # the quorum is short: the call stays pending
-            check.quorum_met = True  # this vote completed it: the ordinary approval runs the call
-            claim = await claim_it()
-        if claim.outcome != "ok" and tool_call_id is not None and (claim.audited or claim.outcome == "no_run"):
-            # an expired call stays expired after the run moved on: that wins over "already decided"
-            for entry in await self.store.audit_log(run_id, tool_call_id):
-                if entry.decision == "expired":
-                    raise ApprovalExpired(_swept_message(tool_call_id, run_id, entry.decided_at))
-        self._raise_for(claim, run_id, tool_call_id, verdict.action)
+            try:
+                claim = await claim_it()
+            except VoteNeeded as need:
+                short = await record_vote(self.store, need)
+                if short is not None:
+                    check.give_back()
+                    return short  # the quorum is short: the call stays pending
+                check.quorum_met = True  # this vote completed it: the ordinary approval runs the call
+                claim = await claim_it()
+            if claim.outcome != "ok" and tool_call_id is not None and (claim.audited or claim.outcome == "no_run"):
+                # an expired call stays expired after the run moved on: that wins over "already decided"
+                for entry in await self.store.audit_log(run_id, tool_call_id):
+                    if entry.decision == "expired":
+                        raise ApprovalExpired(_swept_message(tool_call_id, run_id, entry.decided_at))
+            self._raise_for(claim, run_id, tool_call_id, verdict.action)
+        except BaseException:
+            check.give_back()  # refused: nothing changed the state, a later decision may use it
+            raise
         assert claim.call is not None and check.plan is not None
         plan = check.plan
         plan.call = claim.call
         if claim.run is None:  # another holder has the run's lease (applying a decision): the plan waits for it
             plan.state = None
+            check.give_back()
         if owner.startswith(HANDOVER):  # recorded only: the process hosting the agent applies it
+            check.give_back()
             return AgentStream(run_id, _nothing())
         call_id = claim.call.tool_call_id
 
@@ -146,16 +154,20 @@ class Decisions:
         run: RunRow,
         owner: str,
         followups: tuple[Message, ...] = (),
+        *,
+        state: RunState | None = None,
     ) -> tuple[Decision, Plan]:
         """Check ``verdict`` against the stored call and run (no I/O: the store calls it inside its
         compare-and-set): the decision to record, and the plan that applies it. Raises the typed
-        error of a decision that cannot be taken; nothing is then written."""
+        error of a decision that cannot be taken; nothing is then written (``state`` is not changed).
+        ``state``: the run's state when the caller already has it (else read from ``run.snapshot``)."""
         run_id = run.run_id
         if run.agent_id != agent.id:
             raise SnapshotNotFound(
                 f"run {run_id!r} in {self.store.name} belongs to agent {run.agent_id!r}, not {agent.id!r}"
             )
-        state = RunState.from_json(run.snapshot, run_id=run_id, store=self.store.name)
+        if state is None:
+            state = RunState.from_json(run.snapshot, run_id=run_id, store=self.store.name)
         run_policies(state)  # a stored policy that was altered is CorruptSnapshot, before anything changes
         if find_call(state, call.tool_call_id) is None:
             raise CorruptSnapshot(
@@ -366,7 +378,7 @@ class Decisions:
         if row is None:
             return False
         try:
-            state = RunState.from_json(row.snapshot, run_id=run_id, store=self.store.name)
+            state = self.load(row)
         except CorruptSnapshot:
             await self.store.release(run_id, owner)
             return False
@@ -379,7 +391,7 @@ class Decisions:
             row = await self.store.acquire_lease(run_id, owner, self.lease_seconds, waiting_call=call_id)
             if row is not None:
                 try:
-                    return RunState.from_json(row.snapshot, run_id=run_id, store=self.store.name)
+                    return self.load(row)
                 except CorruptSnapshot as exc:
                     await self.store.release(run_id, owner)
                     return make_chunk("error", run_id, error=exc.message, code=exc.code)
@@ -416,7 +428,9 @@ class Decisions:
                 return None
             snapshot = row.snapshot
         try:
-            state = RunState.from_json(snapshot, run_id=run_id, store=self.store.name)
+            state = self.runs.saved.take(run_id, snapshot) or RunState.from_json(
+                snapshot, run_id=run_id, store=self.store.name
+            )
         except CorruptSnapshot:
             await self.store.release(run_id, owner)
             raise
@@ -436,6 +450,14 @@ class Decisions:
             actor=call.decided_by,
         )
         return AgentStream(run_id, self._apply(agent, plan))
+
+    def load(self, run: RunRow) -> RunState:
+        """The run's state: the one this process stored, when ``run.snapshot`` is exactly its text
+        (taken: a decision changes it), else validated from the text (``CorruptSnapshot``)."""
+        state = self.runs.saved.take(run.run_id, run.snapshot)
+        if state is None:
+            state = RunState.from_json(run.snapshot, run_id=run.run_id, store=self.store.name)
+        return state
 
     # -- finding the call a decision is about ----------------------------------------------------
     async def run_of_decided(self, run_id: str, tool_call_id: str | None) -> RunRow:
@@ -554,7 +576,7 @@ class _Check:
 
     The store may call it more than once (a transaction retried): the last plan is the one applied."""
 
-    __slots__ = ("agent", "decisions", "followups", "owner", "plan", "quorum_met", "verdict")
+    __slots__ = ("agent", "decisions", "followups", "loaded", "owner", "plan", "quorum_met", "verdict")
 
     def __init__(
         self, decisions: Decisions, agent: HostedAgent, verdict: Verdict, owner: str, followups: tuple[Message, ...]
@@ -569,9 +591,20 @@ class _Check:
         self.plan: Plan | None = None
         #: set once this approver's vote completed a quorum: the approval then runs the call.
         self.quorum_met = False
+        #: the run as read (snapshot text, state), kept across a retried transaction and given back if refused.
+        self.loaded: tuple[RunRow, RunState] | None = None
 
     def __call__(self, call: PendingCallRow, run: RunRow) -> Decision:
-        decision, self.plan = self.decisions.check(self.agent, self.verdict, call, run, self.owner, self.followups)
+        loaded = self.loaded
+        read: RunState | None = None
+        if loaded is not None and loaded[0].snapshot == run.snapshot:
+            read = loaded[1]  # a retried transaction, or the claim after a completed quorum
+        elif run.agent_id == self.agent.id:
+            read = self.decisions.load(run)
+            self.loaded = (run, read)
+        decision, self.plan = self.decisions.check(
+            self.agent, self.verdict, call, run, self.owner, self.followups, state=read
+        )
         self.plan.actor = decision.actor
         # the audit entry names the policy version and rule of the call
         state = self.plan.state
@@ -583,6 +616,13 @@ class _Check:
             needs_vote(state, call, target, decision.actor, self.plan.args)
         decision.detail = policy_detail(decision.detail, target)
         return decision
+
+    def give_back(self) -> None:
+        """The decision was refused: the state read (unchanged) goes back for the next decision."""
+        if self.loaded is not None:
+            run, state = self.loaded
+            self.loaded = None
+            self.decisions.runs.saved.give_back(run.run_id, run.snapshot, state)
 
 
 async def _nothing() -> AsyncIterator[Chunk]:

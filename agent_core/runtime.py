@@ -500,7 +500,7 @@ def _as_messages(messages: str | list[Any]) -> list[Message]:
     out: list[Message] = []
     for m in messages:
         if isinstance(m, Message):
-            out.append(m)
+            out.append(m.model_copy(deep=True))  # the run stores it: the caller's object may change later
         elif isinstance(m, dict):
             out.append(Message.model_validate(m))
         elif isinstance(m, str):
