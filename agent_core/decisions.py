@@ -39,7 +39,6 @@ from agent_core.errors import (
     SnapshotNotFound,
     ToolArgsInvalid,
     ToolCallNotSuspended,
-    WardenError,
     WrongDecisionKind,
     validation_problems,
 )
@@ -82,6 +81,8 @@ class Decisions:
         self.store: Store = runs.store
         self.lease_seconds = lease_seconds
         self.actor = actor
+        #: the leases this process holds, renewed by one timer (``_Renewals``).
+        self.renewals = _Renewals(self)
 
     async def decide(
         self,
@@ -357,7 +358,7 @@ class Decisions:
     ) -> AsyncIterator[Chunk]:
         """Advance a run while holding (and renewing) its lease."""
         run_id = state.run_id
-        heartbeat = _Heartbeat(self, run_id, owner)
+        self.renewals.add(run_id, owner)
         try:
             async for chunk in self.runs.advance(agent, state, owner=owner, applied=applied):
                 yield chunk
@@ -368,7 +369,7 @@ class Decisions:
             await asyncio.shield(self.store.release(run_id, owner, reset_call=applied[0] if applied else None))
             raise
         finally:
-            heartbeat.cancel()
+            self.renewals.discard(run_id, owner)
 
     async def continue_orphan(self, agent: HostedAgent, run_id: str) -> bool:
         """Continue a run left under an expired lease whose calls all have stored results (the model is
@@ -531,44 +532,66 @@ class Decisions:
         return await self.decide(agent, verdict, run_id=run_id, tool_call_id=tool_call_id)
 
 
-class _Heartbeat:
-    """Renews a lease every third of ``lease_seconds`` while a decision is applied, so a long tool never
-    loses its run. A timer, not a task: most applications end long before the first renewal, and a
-    task per decision (started, then cancelled) cost two turns of the event loop on every cycle."""
+class _Renewals:
+    """Renews every lease this process holds while it applies decisions (so a long tool never loses its
+    run), with one timer for all of them: a lease is registered when its holder starts applying and
+    unregistered when it stops. Each lease is renewed a third of ``lease_seconds`` after it was taken or
+    last renewed. A decision costs a dict insert and removal, not a timer (or a task) of its own: most
+    decisions end long before their first renewal is due."""
 
-    __slots__ = ("decisions", "owner", "renewal", "run_id", "timer")
+    __slots__ = ("decisions", "held", "loop", "task", "timer")
 
-    def __init__(self, decisions: Decisions, run_id: str, owner: str) -> None:
-        self.decisions, self.run_id, self.owner = decisions, run_id, owner
-        self.renewal: asyncio.Task[None] | None = None
+    def __init__(self, decisions: Decisions) -> None:
+        self.decisions = decisions
+        #: (run id, lease owner) -> the loop time its next renewal is due.
+        self.held: dict[tuple[str, str], float] = {}
+        self.loop: asyncio.AbstractEventLoop | None = None
         self.timer: asyncio.TimerHandle | None = None
-        self._schedule()
+        self.task: asyncio.Task[None] | None = None
 
-    def _schedule(self) -> None:
+    def add(self, run_id: str, owner: str) -> None:
         loop = asyncio.get_running_loop()
-        self.timer = loop.call_later(self.decisions.lease_seconds / 3, self._fire)
+        if loop is not self.loop:  # a runtime used from another event loop: that loop's timer is gone
+            self.loop, self.timer, self.task = loop, None, None
+        due = loop.time() + self.decisions.lease_seconds / 3
+        self.held[(run_id, owner)] = due
+        if self.task is None and (self.timer is None or self.timer.when() > due):
+            self._schedule(due)
+
+    def discard(self, run_id: str, owner: str) -> None:
+        self.held.pop((run_id, owner), None)  # a timer with nothing due stops by itself
+
+    def _schedule(self, due: float) -> None:
+        assert self.loop is not None
+        if self.timer is not None:
+            self.timer.cancel()
+        self.timer = self.loop.call_at(due, self._fire)
 
     def _fire(self) -> None:
         self.timer = None
-        self.renewal = asyncio.get_running_loop().create_task(self._renew())
+        if self.held and self.loop is not None:
+            self.task = self.loop.create_task(self._renew_due())
 
-    async def _renew(self) -> None:
-        d = self.decisions
+    async def _renew_due(self) -> None:
+        loop, d = asyncio.get_running_loop(), self.decisions
         try:
-            if not await d.store.renew_lease(self.run_id, self.owner, d.lease_seconds):
-                return  # lost: the run's next write says so
-        except WardenError:
-            return
-        self.renewal = None
-        self._schedule()
-
-    def cancel(self) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-        if self.renewal is not None:
-            self.renewal.cancel()
-            self.renewal = None
+            due = [key for key, when in self.held.items() if when <= loop.time()]
+            for key in due:
+                if key not in self.held:
+                    continue  # released meanwhile
+                try:
+                    kept = await d.store.renew_lease(key[0], key[1], d.lease_seconds)
+                except Exception:  # the store failed: this lease's next write says so; the others go on
+                    kept = False
+                if not kept:
+                    self.held.pop(key, None)  # lost: the run's next write says so
+                elif key in self.held:
+                    self.held[key] = loop.time() + d.lease_seconds / 3
+        finally:
+            if self.task is asyncio.current_task():
+                self.task = None
+                if self.held and self.loop is loop:
+                    self._schedule(min(self.held.values()))
 
 
 class _Check:
