@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
@@ -44,6 +43,7 @@ from agent_core.errors import (
 )
 from agent_core.fingerprint import fingerprint as fingerprint_of
 from agent_core.handover import HANDOVER
+from agent_core.ids import new_token
 from agent_core.limits import args_problem
 from agent_core.models import Message
 from agent_core.pending import list_suspended
@@ -103,7 +103,7 @@ class Decisions:
         against the tool's ``input_schema`` first (``ToolArgsInvalid``). An approval
         whose deadline passed raises ``ApprovalExpired``; ``Expire`` is the sweep's.
         """
-        owner = (HANDOVER if getattr(agent, "remote", False) else "") + uuid.uuid4().hex
+        owner = (HANDOVER if getattr(agent, "remote", False) else "") + new_token()
         # copied: the caller's messages must not change the state once it is stored (``saved_states``)
         check = _Check(self, agent, verdict, owner, tuple(m.model_copy(deep=True) for m in followups or ()))
 
@@ -374,7 +374,7 @@ class Decisions:
     async def continue_orphan(self, agent: HostedAgent, run_id: str) -> bool:
         """Continue a run left under an expired lease whose calls all have stored results (the model is
         called again); False when another process took it first or its snapshot is unreadable."""
-        owner = uuid.uuid4().hex
+        owner = new_token()
         row = await self.store.acquire_lease(run_id, owner, self.lease_seconds)
         if row is None:
             return False
@@ -423,7 +423,7 @@ class Decisions:
                 return None
             snapshot = run.snapshot
         else:
-            owner = uuid.uuid4().hex
+            owner = new_token()
             row = await self.store.acquire_lease(run_id, owner, self.lease_seconds, waiting_call=tool_call_id)
             if row is None:
                 return None
