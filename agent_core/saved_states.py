@@ -23,17 +23,16 @@ the state (``Message`` objects passed to ``stream`` and auto-resume's followups)
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from agent_core.call_state import CallState, RunState
 from agent_core.models import Message, ToolCall
-
-if TYPE_CHECKING:
-    from agent_core.call_state import CallState, RunState
 
 #: runs whose state is kept at most (the oldest entry goes first).
 DEFAULT_LIMIT = 256
 
-_SCALARS = (str, int, bool, type(None))
+#: the types JSON gives back as they are (``float`` is one when finite: ``_plain``).
+_SCALARS = frozenset({str, int, bool, type(None)})
 
 
 class SavedStates:
@@ -83,34 +82,23 @@ class SavedStates:
 
 def json_exact(state: RunState) -> bool:
     """True when validating ``state``'s JSON gives back the same values: every ``Any``-typed value
-    is plain JSON and every nested model is of its field's exact class."""
-    if not (
-        _plain(state.request_context)
-        and _plain(state.policies)
-        and _plain(state.output_schema)
-        and _plain(state.framework_state)
-        and _messages_exact(state.messages)
-        and _messages_exact(state.followups)
-    ):
+    is plain JSON and every nested model is of its field's exact class. (Written for speed: it runs
+    on every suspension; scalar values are decided without a call.)"""
+    for value in (state.request_context, state.policies, state.output_schema, state.framework_state):
+        if type(value) not in _SCALARS and not _plain(value):
+            return False
+    if not (_messages_exact(state.messages) and (not state.followups or _messages_exact(state.followups))):
         return False
-    return all(_call_exact(c) for c in state.calls)
-
-
-def _call_exact(call: CallState) -> bool:
-    from agent_core.call_state import CallState, RunState
-
-    if type(call) is not CallState:
-        return False
-    child = call.child
-    if child is not None and (type(child) is not RunState or not json_exact(child)):
-        return False
-    return (
-        _plain(call.args)
-        and _plain(call.suspend_payload)
-        and _plain(call.resume_data)
-        and _plain(call.result)
-        and _plain(call.edited_args)
-    )
+    for call in state.calls:
+        if type(call) is not CallState:
+            return False
+        for value in (call.args, call.suspend_payload, call.resume_data, call.result, call.edited_args):
+            if type(value) not in _SCALARS and not _plain(value):
+                return False
+        child = call.child
+        if child is not None and (type(child) is not RunState or not json_exact(child)):
+            return False
+    return True
 
 
 def _messages_exact(messages: list[Message]) -> bool:
@@ -126,12 +114,16 @@ def _messages_exact(messages: list[Message]) -> bool:
 def _plain(value: Any) -> bool:
     """Is ``value`` plain JSON that parses back to an equal value of the same types?"""
     t = type(value)
-    if t in _SCALARS:
+    if t is dict:
+        for k, v in value.items():
+            if type(k) is not str or (type(v) not in _SCALARS and not _plain(v)):
+                return False
+        return True
+    if t is list:
+        for v in value:
+            if type(v) not in _SCALARS and not _plain(v):
+                return False
         return True
     if t is float:
         return math.isfinite(value)
-    if t is dict:
-        return all(type(k) is str and _plain(v) for k, v in value.items())
-    if t is list:
-        return all(_plain(v) for v in value)
-    return False
+    return t in _SCALARS

@@ -12,7 +12,7 @@ import sqlite3
 import pytest
 
 from agent_core import Agent, FingerprintMismatch, Runtime
-from agent_core.call_state import RunState
+from agent_core.call_state import CallState, RunState
 from agent_core.models import Message
 from agent_core.saved_states import SavedStates, json_exact
 from storage import InMemoryStore, SqliteStore
@@ -136,6 +136,9 @@ def test_the_map_is_bounded_and_entries_are_taken_once():
         {"policies": {"v": {1: "non-string key"}}},
         {"framework_state": {"set": {1, 2}}},
         {"messages": [Message(role="user", content="hi"), object()]},
+        {"calls": [CallState(id="c", name="n", suspend_payload=())]},
+        {"calls": [CallState(id="c", name="n", result=frozenset())]},
+        {"calls": [CallState(id="c", name="n", child=RunState.model_construct(request_context={"t": ()}))]},
     ],
 )
 def test_json_exact_rejects_values_json_would_change(fields):
