@@ -105,7 +105,9 @@ class Decisions:
         """
         owner = (HANDOVER if getattr(agent, "remote", False) else "") + new_token()
         # copied: the caller's messages must not change the state once it is stored (``saved_states``)
-        check = _Check(self, agent, verdict, owner, tuple(m.model_copy(deep=True) for m in followups or ()))
+        check = _Check(
+            self, agent, verdict, owner, tuple([m.model_copy(deep=True) for m in followups]) if followups else ()
+        )
 
         async def claim_it() -> ClaimResult:
             return await self.store.claim(
