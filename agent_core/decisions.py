@@ -307,15 +307,21 @@ class Decisions:
                 errors=errors,
             ) from exc
 
-    async def _apply(self, agent: HostedAgent, plan: Plan) -> AsyncIterator[Chunk]:
+    def _apply(self, agent: HostedAgent, plan: Plan) -> AsyncIterator[Chunk]:
+        """The stream that applies a claimed decision and advances the run: one generator for all of
+        it (each generator layer costs every chunk of the run one more hop)."""
+        return self._leased(agent, plan.state, plan.owner, [plan.call.tool_call_id], plan=plan)
+
+    async def _decided(self, plan: Plan) -> RunState | Chunk:
+        """The run with ``plan``'s decision applied to its call; or the error chunk of a decision that cannot
+        be applied (the lease given back). Cancelled: the decision goes back to pending."""
         call, owner = plan.call, plan.owner
         run_id = call.run_id
         try:
             if plan.state is None:  # another holder is applying a decision on this run: wait for it
                 waited = await self._wait_for_lease(run_id, owner, call.tool_call_id)
                 if isinstance(waited, Chunk):
-                    yield waited
-                    return
+                    return waited
                 state = waited
             else:
                 state = plan.state
@@ -333,32 +339,43 @@ class Decisions:
                 )
             if problem is not None:
                 await self.store.release(run_id, owner)
-                yield make_chunk("error", run_id, code=problem[0], error=problem[1])
-                return
-            assert found is not None
-            _, target = found
-            if plan.action == "approve":
-                target.approve(plan.args)
-            elif plan.action == "expire":
-                target.expire(time.time())
-            elif plan.action == "decline":
-                target.decline(plan.reason)
-            else:
-                target.resume(plan.resume_data)
-            if call.kind == "approval":
-                outcome = _OUTCOME.get((plan.action, plan.args is not None), plan.action)
-                telemetry.decided(state, target, outcome, plan.actor)
-            state.followups.extend(plan.followups)
-        except (asyncio.CancelledError, GeneratorExit):
+                return make_chunk("error", run_id, code=problem[0], error=problem[1])
+        except asyncio.CancelledError:
             await asyncio.shield(self.store.release(run_id, owner, reset_call=call.tool_call_id))
             raise
-        async for chunk in self._leased(agent, state, owner, [call.tool_call_id]):
-            yield chunk
+        assert found is not None
+        _, target = found
+        if plan.action == "approve":
+            target.approve(plan.args)
+        elif plan.action == "expire":
+            target.expire(time.time())
+        elif plan.action == "decline":
+            target.decline(plan.reason)
+        else:
+            target.resume(plan.resume_data)
+        if call.kind == "approval":
+            outcome = _OUTCOME.get((plan.action, plan.args is not None), plan.action)
+            telemetry.decided(state, target, outcome, plan.actor)
+        state.followups.extend(plan.followups)
+        return state
 
     async def _leased(
-        self, agent: HostedAgent, state: RunState, owner: str, applied: list[str]
+        self,
+        agent: HostedAgent,
+        state: RunState | None,
+        owner: str,
+        applied: list[str],
+        *,
+        plan: Plan | None = None,
     ) -> AsyncIterator[Chunk]:
-        """Advance a run while holding (and renewing) its lease."""
+        """Advance a run while holding (and renewing) its lease; with ``plan``, apply that decision first."""
+        if plan is not None:
+            ready = await self._decided(plan)
+            if isinstance(ready, Chunk):
+                yield ready
+                return
+            state = ready
+        assert state is not None
         run_id = state.run_id
         self.renewals.add(run_id, owner)
         try:
