@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
@@ -39,12 +38,12 @@ from agent_core.errors import (
     SnapshotNotFound,
     ToolArgsInvalid,
     ToolCallNotSuspended,
-    WardenError,
     WrongDecisionKind,
     validation_problems,
 )
 from agent_core.fingerprint import fingerprint as fingerprint_of
 from agent_core.handover import HANDOVER
+from agent_core.ids import new_token
 from agent_core.limits import args_problem
 from agent_core.models import Message
 from agent_core.pending import list_suspended
@@ -82,6 +81,8 @@ class Decisions:
         self.store: Store = runs.store
         self.lease_seconds = lease_seconds
         self.actor = actor
+        #: the leases this process holds, renewed by one timer (``_Renewals``).
+        self.renewals = _Renewals(self)
 
     async def decide(
         self,
@@ -102,8 +103,11 @@ class Decisions:
         against the tool's ``input_schema`` first (``ToolArgsInvalid``). An approval
         whose deadline passed raises ``ApprovalExpired``; ``Expire`` is the sweep's.
         """
-        owner = (HANDOVER if getattr(agent, "remote", False) else "") + uuid.uuid4().hex
-        check = _Check(self, agent, verdict, owner, tuple(followups or ()))
+        owner = (HANDOVER if getattr(agent, "remote", False) else "") + new_token()
+        # copied: the caller's messages must not change the state once it is stored (``saved_states``)
+        check = _Check(
+            self, agent, verdict, owner, tuple([m.model_copy(deep=True) for m in followups]) if followups else ()
+        )
 
         async def claim_it() -> ClaimResult:
             return await self.store.claim(
@@ -111,25 +115,32 @@ class Decisions:
             )
 
         try:
-            claim = await claim_it()
-        except VoteNeeded as need:
-            short = await record_vote(self.store, need)
-            if short is not None:
-                return short  # the quorum is short: the call stays pending
-            check.quorum_met = True  # this vote completed it: the ordinary approval runs the call
-            claim = await claim_it()
-        if claim.outcome != "ok" and tool_call_id is not None and (claim.audited or claim.outcome == "no_run"):
-            # an expired call stays expired after the run moved on: that wins over "already decided"
-            for entry in await self.store.audit_log(run_id, tool_call_id):
-                if entry.decision == "expired":
-                    raise ApprovalExpired(_swept_message(tool_call_id, run_id, entry.decided_at))
-        self._raise_for(claim, run_id, tool_call_id, verdict.action)
+            try:
+                claim = await claim_it()
+            except VoteNeeded as need:
+                short = await record_vote(self.store, need)
+                if short is not None:
+                    check.give_back()
+                    return short  # the quorum is short: the call stays pending
+                check.quorum_met = True  # this vote completed it: the ordinary approval runs the call
+                claim = await claim_it()
+            if claim.outcome != "ok" and tool_call_id is not None and (claim.audited or claim.outcome == "no_run"):
+                # an expired call stays expired after the run moved on: that wins over "already decided"
+                for entry in await self.store.audit_log(run_id, tool_call_id):
+                    if entry.decision == "expired":
+                        raise ApprovalExpired(_swept_message(tool_call_id, run_id, entry.decided_at))
+            self._raise_for(claim, run_id, tool_call_id, verdict.action)
+        except BaseException:
+            check.give_back()  # refused: nothing changed the state, a later decision may use it
+            raise
         assert claim.call is not None and check.plan is not None
         plan = check.plan
         plan.call = claim.call
         if claim.run is None:  # another holder has the run's lease (applying a decision): the plan waits for it
             plan.state = None
+            check.give_back()
         if owner.startswith(HANDOVER):  # recorded only: the process hosting the agent applies it
+            check.give_back()
             return AgentStream(run_id, _nothing())
         call_id = claim.call.tool_call_id
 
@@ -146,16 +157,20 @@ class Decisions:
         run: RunRow,
         owner: str,
         followups: tuple[Message, ...] = (),
+        *,
+        state: RunState | None = None,
     ) -> tuple[Decision, Plan]:
         """Check ``verdict`` against the stored call and run (no I/O: the store calls it inside its
         compare-and-set): the decision to record, and the plan that applies it. Raises the typed
-        error of a decision that cannot be taken; nothing is then written."""
+        error of a decision that cannot be taken; nothing is then written (``state`` is not changed).
+        ``state``: the run's state when the caller already has it (else read from ``run.snapshot``)."""
         run_id = run.run_id
         if run.agent_id != agent.id:
             raise SnapshotNotFound(
                 f"run {run_id!r} in {self.store.name} belongs to agent {run.agent_id!r}, not {agent.id!r}"
             )
-        state = RunState.from_json(run.snapshot, run_id=run_id, store=self.store.name)
+        if state is None:
+            state = RunState.from_json(run.snapshot, run_id=run_id, store=self.store.name)
         run_policies(state)  # a stored policy that was altered is CorruptSnapshot, before anything changes
         if find_call(state, call.tool_call_id) is None:
             raise CorruptSnapshot(
@@ -292,15 +307,21 @@ class Decisions:
                 errors=errors,
             ) from exc
 
-    async def _apply(self, agent: HostedAgent, plan: Plan) -> AsyncIterator[Chunk]:
+    def _apply(self, agent: HostedAgent, plan: Plan) -> AsyncIterator[Chunk]:
+        """The stream that applies a claimed decision and advances the run: one generator for all of
+        it (each generator layer costs every chunk of the run one more hop)."""
+        return self._leased(agent, plan.state, plan.owner, [plan.call.tool_call_id], plan=plan)
+
+    async def _decided(self, plan: Plan) -> RunState | Chunk:
+        """The run with ``plan``'s decision applied to its call; or the error chunk of a decision that cannot
+        be applied (the lease given back). Cancelled: the decision goes back to pending."""
         call, owner = plan.call, plan.owner
         run_id = call.run_id
         try:
             if plan.state is None:  # another holder is applying a decision on this run: wait for it
                 waited = await self._wait_for_lease(run_id, owner, call.tool_call_id)
                 if isinstance(waited, Chunk):
-                    yield waited
-                    return
+                    return waited
                 state = waited
             else:
                 state = plan.state
@@ -318,34 +339,45 @@ class Decisions:
                 )
             if problem is not None:
                 await self.store.release(run_id, owner)
-                yield make_chunk("error", run_id, code=problem[0], error=problem[1])
-                return
-            assert found is not None
-            _, target = found
-            if plan.action == "approve":
-                target.approve(plan.args)
-            elif plan.action == "expire":
-                target.expire(time.time())
-            elif plan.action == "decline":
-                target.decline(plan.reason)
-            else:
-                target.resume(plan.resume_data)
-            if call.kind == "approval":
-                outcome = _OUTCOME.get((plan.action, plan.args is not None), plan.action)
-                telemetry.decided(state, target, outcome, plan.actor)
-            state.followups.extend(plan.followups)
-        except (asyncio.CancelledError, GeneratorExit):
+                return make_chunk("error", run_id, code=problem[0], error=problem[1])
+        except asyncio.CancelledError:
             await asyncio.shield(self.store.release(run_id, owner, reset_call=call.tool_call_id))
             raise
-        async for chunk in self._leased(agent, state, owner, [call.tool_call_id]):
-            yield chunk
+        assert found is not None
+        _, target = found
+        if plan.action == "approve":
+            target.approve(plan.args)
+        elif plan.action == "expire":
+            target.expire(time.time())
+        elif plan.action == "decline":
+            target.decline(plan.reason)
+        else:
+            target.resume(plan.resume_data)
+        if call.kind == "approval":
+            outcome = _OUTCOME.get((plan.action, plan.args is not None), plan.action)
+            telemetry.decided(state, target, outcome, plan.actor)
+        state.followups.extend(plan.followups)
+        return state
 
     async def _leased(
-        self, agent: HostedAgent, state: RunState, owner: str, applied: list[str]
+        self,
+        agent: HostedAgent,
+        state: RunState | None,
+        owner: str,
+        applied: list[str],
+        *,
+        plan: Plan | None = None,
     ) -> AsyncIterator[Chunk]:
-        """Advance a run while holding (and renewing) its lease."""
+        """Advance a run while holding (and renewing) its lease; with ``plan``, apply that decision first."""
+        if plan is not None:
+            ready = await self._decided(plan)
+            if isinstance(ready, Chunk):
+                yield ready
+                return
+            state = ready
+        assert state is not None
         run_id = state.run_id
-        heartbeat = _Heartbeat(self, run_id, owner)
+        self.renewals.add(run_id, owner)
         try:
             async for chunk in self.runs.advance(agent, state, owner=owner, applied=applied):
                 yield chunk
@@ -356,17 +388,17 @@ class Decisions:
             await asyncio.shield(self.store.release(run_id, owner, reset_call=applied[0] if applied else None))
             raise
         finally:
-            heartbeat.cancel()
+            self.renewals.discard(run_id, owner)
 
     async def continue_orphan(self, agent: HostedAgent, run_id: str) -> bool:
         """Continue a run left under an expired lease whose calls all have stored results (the model is
         called again); False when another process took it first or its snapshot is unreadable."""
-        owner = uuid.uuid4().hex
+        owner = new_token()
         row = await self.store.acquire_lease(run_id, owner, self.lease_seconds)
         if row is None:
             return False
         try:
-            state = RunState.from_json(row.snapshot, run_id=run_id, store=self.store.name)
+            state = self.load(row)
         except CorruptSnapshot:
             await self.store.release(run_id, owner)
             return False
@@ -379,7 +411,7 @@ class Decisions:
             row = await self.store.acquire_lease(run_id, owner, self.lease_seconds, waiting_call=call_id)
             if row is not None:
                 try:
-                    return RunState.from_json(row.snapshot, run_id=run_id, store=self.store.name)
+                    return self.load(row)
                 except CorruptSnapshot as exc:
                     await self.store.release(run_id, owner)
                     return make_chunk("error", run_id, error=exc.message, code=exc.code)
@@ -410,13 +442,15 @@ class Decisions:
                 return None
             snapshot = run.snapshot
         else:
-            owner = uuid.uuid4().hex
+            owner = new_token()
             row = await self.store.acquire_lease(run_id, owner, self.lease_seconds, waiting_call=tool_call_id)
             if row is None:
                 return None
             snapshot = row.snapshot
         try:
-            state = RunState.from_json(snapshot, run_id=run_id, store=self.store.name)
+            state = self.runs.saved.take(run_id, snapshot) or RunState.from_json(
+                snapshot, run_id=run_id, store=self.store.name
+            )
         except CorruptSnapshot:
             await self.store.release(run_id, owner)
             raise
@@ -436,6 +470,14 @@ class Decisions:
             actor=call.decided_by,
         )
         return AgentStream(run_id, self._apply(agent, plan))
+
+    def load(self, run: RunRow) -> RunState:
+        """The run's state: the one this process stored, when ``run.snapshot`` is exactly its text
+        (taken: a decision changes it), else validated from the text (``CorruptSnapshot``)."""
+        state = self.runs.saved.take(run.run_id, run.snapshot)
+        if state is None:
+            state = RunState.from_json(run.snapshot, run_id=run.run_id, store=self.store.name)
+        return state
 
     # -- finding the call a decision is about ----------------------------------------------------
     async def run_of_decided(self, run_id: str, tool_call_id: str | None) -> RunRow:
@@ -509,44 +551,66 @@ class Decisions:
         return await self.decide(agent, verdict, run_id=run_id, tool_call_id=tool_call_id)
 
 
-class _Heartbeat:
-    """Renews a lease every third of ``lease_seconds`` while a decision is applied, so a long tool never
-    loses its run. A timer, not a task: most applications end long before the first renewal, and a
-    task per decision (started, then cancelled) cost two turns of the event loop on every cycle."""
+class _Renewals:
+    """Renews every lease this process holds while it applies decisions (so a long tool never loses its
+    run), with one timer for all of them: a lease is registered when its holder starts applying and
+    unregistered when it stops. Each lease is renewed a third of ``lease_seconds`` after it was taken or
+    last renewed. A decision costs a dict insert and removal, not a timer (or a task) of its own: most
+    decisions end long before their first renewal is due."""
 
-    __slots__ = ("decisions", "owner", "renewal", "run_id", "timer")
+    __slots__ = ("decisions", "held", "loop", "task", "timer")
 
-    def __init__(self, decisions: Decisions, run_id: str, owner: str) -> None:
-        self.decisions, self.run_id, self.owner = decisions, run_id, owner
-        self.renewal: asyncio.Task[None] | None = None
+    def __init__(self, decisions: Decisions) -> None:
+        self.decisions = decisions
+        #: (run id, lease owner) -> the loop time its next renewal is due.
+        self.held: dict[tuple[str, str], float] = {}
+        self.loop: asyncio.AbstractEventLoop | None = None
         self.timer: asyncio.TimerHandle | None = None
-        self._schedule()
+        self.task: asyncio.Task[None] | None = None
 
-    def _schedule(self) -> None:
+    def add(self, run_id: str, owner: str) -> None:
         loop = asyncio.get_running_loop()
-        self.timer = loop.call_later(self.decisions.lease_seconds / 3, self._fire)
+        if loop is not self.loop:  # a runtime used from another event loop: that loop's timer is gone
+            self.loop, self.timer, self.task = loop, None, None
+        due = loop.time() + self.decisions.lease_seconds / 3
+        self.held[(run_id, owner)] = due
+        if self.task is None and (self.timer is None or self.timer.when() > due):
+            self._schedule(due)
+
+    def discard(self, run_id: str, owner: str) -> None:
+        self.held.pop((run_id, owner), None)  # a timer with nothing due stops by itself
+
+    def _schedule(self, due: float) -> None:
+        assert self.loop is not None
+        if self.timer is not None:
+            self.timer.cancel()
+        self.timer = self.loop.call_at(due, self._fire)
 
     def _fire(self) -> None:
         self.timer = None
-        self.renewal = asyncio.get_running_loop().create_task(self._renew())
+        if self.held and self.loop is not None:
+            self.task = self.loop.create_task(self._renew_due())
 
-    async def _renew(self) -> None:
-        d = self.decisions
+    async def _renew_due(self) -> None:
+        loop, d = asyncio.get_running_loop(), self.decisions
         try:
-            if not await d.store.renew_lease(self.run_id, self.owner, d.lease_seconds):
-                return  # lost: the run's next write says so
-        except WardenError:
-            return
-        self.renewal = None
-        self._schedule()
-
-    def cancel(self) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-        if self.renewal is not None:
-            self.renewal.cancel()
-            self.renewal = None
+            due = [key for key, when in self.held.items() if when <= loop.time()]
+            for key in due:
+                if key not in self.held:
+                    continue  # released meanwhile
+                try:
+                    kept = await d.store.renew_lease(key[0], key[1], d.lease_seconds)
+                except Exception:  # the store failed: this lease's next write says so; the others go on
+                    kept = False
+                if not kept:
+                    self.held.pop(key, None)  # lost: the run's next write says so
+                elif key in self.held:
+                    self.held[key] = loop.time() + d.lease_seconds / 3
+        finally:
+            if self.task is asyncio.current_task():
+                self.task = None
+                if self.held and self.loop is loop:
+                    self._schedule(min(self.held.values()))
 
 
 class _Check:
@@ -554,7 +618,7 @@ class _Check:
 
     The store may call it more than once (a transaction retried): the last plan is the one applied."""
 
-    __slots__ = ("agent", "decisions", "followups", "owner", "plan", "quorum_met", "verdict")
+    __slots__ = ("agent", "decisions", "followups", "loaded", "owner", "plan", "quorum_met", "verdict")
 
     def __init__(
         self, decisions: Decisions, agent: HostedAgent, verdict: Verdict, owner: str, followups: tuple[Message, ...]
@@ -569,9 +633,20 @@ class _Check:
         self.plan: Plan | None = None
         #: set once this approver's vote completed a quorum: the approval then runs the call.
         self.quorum_met = False
+        #: the run as read (snapshot text, state), kept across a retried transaction and given back if refused.
+        self.loaded: tuple[RunRow, RunState] | None = None
 
     def __call__(self, call: PendingCallRow, run: RunRow) -> Decision:
-        decision, self.plan = self.decisions.check(self.agent, self.verdict, call, run, self.owner, self.followups)
+        loaded = self.loaded
+        read: RunState | None = None
+        if loaded is not None and loaded[0].snapshot == run.snapshot:
+            read = loaded[1]  # a retried transaction, or the claim after a completed quorum
+        elif run.agent_id == self.agent.id:
+            read = self.decisions.load(run)
+            self.loaded = (run, read)
+        decision, self.plan = self.decisions.check(
+            self.agent, self.verdict, call, run, self.owner, self.followups, state=read
+        )
         self.plan.actor = decision.actor
         # the audit entry names the policy version and rule of the call
         state = self.plan.state
@@ -583,6 +658,13 @@ class _Check:
             needs_vote(state, call, target, decision.actor, self.plan.args)
         decision.detail = policy_detail(decision.detail, target)
         return decision
+
+    def give_back(self) -> None:
+        """The decision was refused: the state read (unchanged) goes back for the next decision."""
+        if self.loaded is not None:
+            run, state = self.loaded
+            self.loaded = None
+            self.decisions.runs.saved.give_back(run.run_id, run.snapshot, state)
 
 
 async def _nothing() -> AsyncIterator[Chunk]:

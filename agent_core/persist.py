@@ -26,6 +26,7 @@ from agent_core.notify import PendingCallback, PendingNotice, notify
 from agent_core.policy import Policy
 from agent_core.policy_gate import policy_detail
 from agent_core.quorum import approval_chunk
+from agent_core.saved_states import SavedStates
 from agent_core.snapshot import pending_leaves, used_ids
 from agent_core.structured import parse_output
 from agent_core.telemetry import start_run
@@ -46,6 +47,8 @@ class Runs:
         self.pending_listeners: list[PendingCallback] = []
         #: ``Runtime(shadow_policy=...)``: evaluated beside the enforced policies, audited where it differs.
         self.shadow_policy: Policy | None = None
+        #: the states of runs this process suspended, for a decision taken here (``agent_core.saved_states``).
+        self.saved = SavedStates()
 
     async def advance(
         self,
@@ -164,6 +167,7 @@ class Runs:
         run_id = state.run_id
         leaves = pending_leaves(state)
         now = time.time()
+        text = state.to_json_plain()
         rows = [
             PendingCallRow(
                 run_id=run_id,
@@ -190,7 +194,7 @@ class Runs:
             thread_id=state.thread_id,
             resource_id=state.resource_id,
             status="suspended",
-            snapshot=state.to_json(),
+            snapshot=text if text is not None else state.to_json(),
             created_at=state.created_at,
             suspended_at=now,
         )
@@ -198,6 +202,8 @@ class Runs:
             await self.store.save_suspended(record, rows, owner=owner, applied=applied)
         except WardenError as exc:
             return [make_chunk("error", run_id, error=exc.message, code=exc.code)]
+        if text is not None:  # stored as pydantic wrote it: a decision here may reuse the state
+            self.saved.put(run_id, text, state)
         # calls that started waiting in this advance (siblings still pending from before were announced then)
         if self.pending_listeners:  # notices are built only for someone to tell
             notify(self.pending_listeners, [PendingNotice.from_rows(record, r) for r in rows if r.created_at >= began])

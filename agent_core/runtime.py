@@ -24,6 +24,7 @@ from agent_core.definition import HostedAgent
 from agent_core.errors import AgentNotFound, GrantNotAllowed, GrantNotFound, InvalidRequest, SnapshotNotFound
 from agent_core.handover import RemoteAgent
 from agent_core.id_prefix import resolve_id
+from agent_core.ids import new_run_id
 from agent_core.limits import valid_timeout
 from agent_core.models import Message
 from agent_core.notify import PendingCallback
@@ -169,7 +170,7 @@ class Runtime:
             raise InvalidRequest(
                 f"request_context must be JSON-serialisable (it is stored with the run): {exc}"
             ) from exc
-        run_id = str(uuid.uuid4())
+        run_id = new_run_id()
         if callable(policy_arg):
             self._runs.policies[run_id] = policy_arg
         state = RunState(
@@ -500,7 +501,7 @@ def _as_messages(messages: str | list[Any]) -> list[Message]:
     out: list[Message] = []
     for m in messages:
         if isinstance(m, Message):
-            out.append(m)
+            out.append(m.model_copy(deep=True))  # the run stores it: the caller's object may change later
         elif isinstance(m, dict):
             out.append(Message.model_validate(m))
         elif isinstance(m, str):

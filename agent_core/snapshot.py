@@ -9,17 +9,18 @@ The models and the call state machine are in ``agent_core.call_state``.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Literal
-
-from pydantic import BaseModel
 
 from agent_core.call_state import CallState, RunState
 
 __all__ = ["Leaf", "find_call", "pending_leaves", "used_ids"]
 
 
-class Leaf(BaseModel):
-    """A call waiting for an operator, wherever it sits in the run tree."""
+@dataclass(slots=True)
+class Leaf:
+    """A call waiting for an operator, wherever it sits in the run tree. (A plain dataclass: built on
+    every suspension from values already in the state, nothing to validate.)"""
 
     call: CallState
     agent_path: list[str]
@@ -36,9 +37,9 @@ def pending_leaves(state: RunState) -> list[Leaf]:
 def _walk_leaves(state: RunState) -> Iterator[Leaf]:
     for call in state.calls:
         if call.status == "awaiting_approval":
-            yield Leaf(call=call, agent_path=state.agent_path, kind="approval")
+            yield Leaf(call=call, agent_path=list(state.agent_path), kind="approval")
         elif call.status == "suspended":
-            yield Leaf(call=call, agent_path=state.agent_path, kind="suspend")
+            yield Leaf(call=call, agent_path=list(state.agent_path), kind="suspend")
         elif call.status == "delegated" and call.child is not None:
             yield from _walk_leaves(call.child)
 

@@ -83,3 +83,16 @@ def test_a_snapshot_with_the_old_approved_flag_still_loads():
     loaded = RunState.from_json(json.dumps(raw), run_id="r", store="test")
     assert loaded.calls[0].status == "approved"
     assert "approved" not in json.loads(loaded.to_json())["calls"][0]
+
+
+@pytest.mark.parametrize("model", [CallState, RunState])
+def test_field_writes_behave_as_pydantic_s(model):
+    """The models' own ``__setattr__`` (a fast path for fields) keeps pydantic's behaviour."""
+    obj = call() if model is CallState else RunState(run_id="r", agent_id="a", agent_path=["a"])
+    name = "reason" if model is CallState else "error"
+    assert name not in obj.model_fields_set
+    setattr(obj, name, "why")
+    assert getattr(obj, name) == "why" and name in obj.model_fields_set
+    assert json.loads(obj.model_dump_json())[name] == "why"
+    with pytest.raises(ValueError, match="no field"):
+        obj.not_a_field = 1

@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from agent_core import Agent, InvalidRequest, Runtime, create_tool
-from storage import SqliteStore
+from storage import InMemoryStore, SqliteStore
 from storage.records import Decision
 from tests.helpers import IdIn, calls_then, echo_results, recording_tool
 
@@ -33,6 +33,28 @@ async def test_a_tool_longer_than_the_lease_keeps_its_run(tmp_path):
         await second.wait()
         assert first.error is None and second.error is None, (first.error, second.error)
         assert {first.status, second.status} == {"suspended", "finished"}
+
+
+@pytest.mark.parametrize("store", ["memory", "sqlite"])
+async def test_two_leases_held_at_once_are_both_renewed(tmp_path, store):
+    """One renewal timer serves every lease this process holds: two decisions applied at the same
+    time, each with a tool several lease periods long, both keep their runs."""
+
+    async def slow(inp, ctx):
+        await asyncio.sleep(0.5)  # several lease periods
+        return "done"
+
+    tool = create_tool(id="slow", input_schema=IdIn, execute=slow, require_approval=True)
+    agent = Agent(id="a", model=calls_then([("slow", {"id": "1"}, "x")], echo_results()), tools={"slow": tool})
+    storage = InMemoryStore() if store == "memory" else SqliteStore(tmp_path / "w.db")
+    async with Runtime(agents={"a": agent}, storage=storage, lease_seconds=0.15):
+        first, second = await agent.generate("one"), await agent.generate("two")
+        applied = [
+            await agent.approve_tool_call(run_id=first.run_id),
+            await agent.approve_tool_call(run_id=second.run_id),
+        ]
+        await asyncio.gather(*(s.wait() for s in applied))
+        assert [(s.status, s.error) for s in applied] == [("finished", None), ("finished", None)]
 
 
 async def test_a_dead_lease_holder_is_taken_over_after_expiry(tmp_path):
