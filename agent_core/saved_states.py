@@ -15,6 +15,10 @@ bools, None): a tuple, a float ``nan``, a non-string key or a model object would
 different from the text, so such a state is never kept. Text that had to be escaped
 (lone surrogates) is never kept either (``RunState.to_json_plain`` returns None).
 
+Taking a state checks that it still serialises to the stored text (one dump, cheaper than the
+validation it replaces): a value shared with a chunk the caller received and changed in place
+would otherwise reach the decision without being in the snapshot.
+
 The map is bounded (oldest first out): a run decided by another process leaves an entry that
 is only evicted. Objects a caller could still mutate after the save are copied where they enter
 the state (``Message`` objects passed to ``stream`` and auto-resume's followups).
@@ -67,12 +71,14 @@ class SavedStates:
 
     def take(self, run_id: str, text: str) -> RunState | None:
         """The kept state of ``run_id`` if ``text`` is exactly what was stored, removed from the map;
-        else None (and any stale entry is dropped)."""
+        else None (and any stale entry is dropped). The state must still serialise to that text: the
+        values of a state are shared with the chunks that carried them (a tool call's ``args``), and
+        a caller that changed one in place after the save must not change what a decision runs."""
         entry = self._entries.pop(run_id, None)
         if entry is None:
             return None
         stored, state = entry
-        if stored is text or stored == text:
+        if (stored is text or stored == text) and state.to_json_plain() == stored:
             return state
         return None
 

@@ -110,6 +110,27 @@ async def test_a_message_changed_by_the_caller_after_the_save_does_not_reach_the
     assert record[-1][0].content == "go"
 
 
+async def test_args_the_caller_changed_in_a_chunk_after_the_save_do_not_reach_the_tool(validations):
+    """A chunk's ``args`` is the state's own dict: a caller that edits it in place (say, to redact
+    it for display) must not change what the decision runs; the stored snapshot decides."""
+    log: list = []
+    agent = _agent(log)
+    async with Runtime(agents={"a": agent}, storage=InMemoryStore()):
+        out = await agent.stream("go")
+        edited = 0
+        for chunk in await out.chunks():
+            args = getattr(chunk.payload, "args", None)
+            if isinstance(args, dict):
+                args["id"] = "changed by the caller"
+                edited += 1
+        assert out.status == "suspended" and edited
+        done = await agent.approve_tool_call(run_id=out.run_id)
+        await done.wait()
+        assert done.status == "finished", done.error
+    assert log == ["1"]
+    assert validations == [out.run_id], "the changed state was not reused: the snapshot was validated"
+
+
 def _state(run_id: str, **fields: object) -> RunState:
     return RunState(run_id=run_id, agent_id="a", agent_path=["a"], **fields)
 
