@@ -69,27 +69,35 @@ def _seq(value: Any) -> bytes:
     return str(value).encode() if type(value) is int and -_SAFE_INT < value < _SAFE_INT else canonical(value)
 
 
+def _before_prev(row: AuditRow) -> tuple[bytes, ...]:
+    """The document's pieces up to ``"prev_hash":`` (the keys sort ``actor`` … ``fingerprint`` first)."""
+    c = canonical
+    return (
+        _K_ACTOR,
+        c(row.actor),
+        _K_AGENT,
+        c(row.agent_id),
+        _K_AT,
+        c(row.decided_at),
+        _K_DECISION,
+        c(row.decision),
+        _K_DETAIL,
+        c(row.detail),
+        _K_FP,
+        c(row.fingerprint),
+        _K_PREV,
+    )
+
+
 def entry_hash(row: AuditRow) -> str:
-    """``"sha256:" + hex(sha256(JCS(every field but hash)))``: the document written in one expression
+    """``"sha256:" + hex(sha256(JCS(every field but hash)))``: the document written in one join
     (the same bytes as ``hash_template``'s three cuts with the chain's two values between them)."""
     from hashlib import sha256  # here, not at the top: reading the store (``warden runs list``) never hashes
 
     c = canonical
     doc = b"".join(
         (
-            _K_ACTOR,
-            c(row.actor),
-            _K_AGENT,
-            c(row.agent_id),
-            _K_AT,
-            c(row.decided_at),
-            _K_DECISION,
-            c(row.decision),
-            _K_DETAIL,
-            c(row.detail),
-            _K_FP,
-            c(row.fingerprint),
-            _K_PREV,
+            *_before_prev(row),
             c(row.prev_hash),
             _K_REASON,
             c(row.reason),
@@ -116,25 +124,8 @@ def hash_template(row: AuditRow) -> tuple[bytes, bytes, bytes]:
     canonical JSON of everything else is still written here, by the one serializer.
     """
     c = canonical
-    pre = b"".join(
-        (
-            _K_ACTOR,
-            c(row.actor),
-            _K_AGENT,
-            c(row.agent_id),
-            _K_AT,
-            c(row.decided_at),
-            _K_DECISION,
-            c(row.decision),
-            _K_DETAIL,
-            c(row.detail),
-            _K_FP,
-            c(row.fingerprint),
-            _K_PREV,
-        )
-    )
     return (
-        pre,
+        b"".join(_before_prev(row)),
         _K_REASON + c(row.reason) + _K_RUN + c(row.run_id) + _K_SEQ,
         b"".join((_K_CALL, c(row.tool_call_id), _K_TOOL, c(row.tool_name), b"}")),
     )
