@@ -20,55 +20,24 @@ from __future__ import annotations
 import argparse
 import asyncio
 import glob
-import os
 import re
 import secrets
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+sys.path.insert(0, str(REPO / "bench"))
+
+from server_load import start_server  # noqa: E402
+
 from warden_client import WardenClient  # noqa: E402
 
-READY = "Warden server listening on "
 PAGE = 50
-
-
-def start(db: str, token: str, sync: str, code: Path, out: Path) -> tuple[subprocess.Popen[str], str]:
-    env = dict(os.environ, WARDEN_BENCH_DB=db, WARDEN_BENCH_SYNC=sync, PYTHONHASHSEED="0")
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "bench"), str(code)])
-    cmd = [
-        "valgrind",
-        "--tool=callgrind",
-        f"--callgrind-out-file={out}",
-        "--dump-instr=no",
-        sys.executable,
-        "-m",
-        "warden_server",
-        "--app",
-        "server_load_app:runtime",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        "0",
-        "--token",
-        token,
-        "--log-level",
-        "error",
-    ]
-    proc = subprocess.Popen(cmd, cwd=code, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        if line.startswith(READY):
-            threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()  # type: ignore[union-attr]
-            return proc, line[len(READY) :].strip()
-    proc.wait()
-    raise SystemExit(f"server did not start under valgrind (exit {proc.returncode})")
 
 
 def _control(flag: str, pid: int) -> None:
@@ -125,7 +94,14 @@ def count(code: Path, runs: int, clients: int, memory: bool, keep: Path | None =
     with tempfile.TemporaryDirectory(prefix="warden-instr-") as tmp:
         out = Path(tmp) / "callgrind.out"
         token = secrets.token_urlsafe(24)
-        proc, url = start(str(Path(tmp) / "bench.db"), token, "memory" if memory else "NORMAL", code, out)
+        proc, url = start_server(
+            Path(tmp) / "bench.db",
+            token,
+            "memory" if memory else "NORMAL",
+            code,
+            prefix=("valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--dump-instr=no"),
+            PYTHONHASHSEED="0",
+        )
         try:
             asyncio.run(approvals(url, token, runs, clients, proc.pid))
         finally:

@@ -54,7 +54,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -72,12 +72,16 @@ MAX_CLIENTS = 256
 PAGE = 50  # the listing's page size (the SDK's and the console's default)
 
 
-def start_server(db: Path | str, token: str, sync: str, code: Path) -> tuple[subprocess.Popen[str], str]:
-    """One ``warden serve`` process running the server code of the checkout ``code`` (this one by default)."""
-    env = dict(os.environ, WARDEN_BENCH_DB=str(db), WARDEN_BENCH_SYNC=sync)
+def start_server(
+    db: Path | str, token: str, sync: str, code: Path, prefix: Sequence[str] = (), **extra_env: str
+) -> tuple[subprocess.Popen[str], str]:
+    """One ``warden serve`` process running the server code of the checkout ``code`` (this one by default);
+    ``prefix``: a command the server runs under (``server_instructions.py``: valgrind)."""
+    env = dict(os.environ, WARDEN_BENCH_DB=str(db), WARDEN_BENCH_SYNC=sync, **extra_env)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "bench"), str(code), env.get("PYTHONPATH", "")])
     proc = subprocess.Popen(
         [
+            *prefix,
             sys.executable,
             "-m",
             "warden_server",
