@@ -294,3 +294,18 @@ async def test_age_column_shows_time_left_and_warns_when_a_deadline_is_near():
         assert cells["run-late"].plain == "2m ⏳1h 00m"
         assert not any("red" in str(span.style) for span in cells["run-late"].spans)
         assert cells["run-none"].plain == "2m"
+
+
+async def test_a_row_selected_after_the_picker_closed_opens_nothing_more():
+    """An enter typed with other keys as the console starts: the picker is dismissed with its row,
+    and the table's own ``RowSelected`` for the same key arrives after. It must not dismiss the
+    picker a second time (that popped the run screen: ``ScreenStackError``, the console gone)."""
+    app = fake_app()
+    async with app.run_test(size=SIZE) as pilot:
+        picker = await open_picker(pilot)
+        table = picker.table
+        picker.action_open()
+        picker.post_message(table.RowSelected(table, table.cursor_row, table.coordinate_to_cell_key((0, 0)).row_key))
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), "the first row's dialog")
+        await pilot.pause()
+        assert app.is_running and isinstance(app.screen, ApprovalModal)

@@ -367,7 +367,9 @@ class PendingPicker(WardenScreen[PendingCall | None]):
 
     def action_open(self) -> None:
         call = self.focused_call
-        if call is not None:
+        # ``is_current``: a row selected by a key the table read before the picker was dismissed
+        # (an enter typed with others as the console starts) arrives after; it opens nothing more.
+        if call is not None and self.is_current:
             self.dismiss(call)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
