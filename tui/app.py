@@ -403,9 +403,12 @@ class WardenApp(App[None]):
         dialogs = self.dialogs
         if dialogs.open is not None or len(self.screen_stack) > 1 or not dialogs.waiting:
             return False
+        if not self.screen_stack or not self.run_screen.query("#pending"):
+            return False  # the app is closing: its screens are being taken down, timers still tick
+        screen = self.run_screen
         if not deliberate and self._must_wait():
             return False
-        nxt = dialogs.next(self.run_screen.pending.calls)
+        nxt = dialogs.next(screen.pending.calls)
         if nxt is not None:
             self.open_dialog(nxt, deliberate=True)
             return True

@@ -249,3 +249,26 @@ async def test_keys_after_ctrl_o_wait_for_the_picker_then_move_and_open(db_path)
         await wait_for(pilot, lambda: showing(app, ApprovalModal), "the second row's dialog")
         assert app.screen.call.args == {"record_id": "abc-784"}  # newest first: abc-785, then abc-784
         assert backend.sent == [] and app.run_screen.prompt_text == ""
+
+
+async def test_the_waiting_dialog_timer_leaves_a_closing_run_screen_alone(db_path):
+    """As the app closes, Textual takes the run screen's widgets down while the app's timers
+    still tick: the timer that opens a waiting call's dialog finds no panel and does nothing
+    (it raised ``NoMatches`` at the end of the test above on a loaded CI machine)."""
+    app, _ = recording(db_path, approval_guard=0, typing_quiet=0, burst_gap=0, clock=FakeClock())
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: prompt_focused(app), "prompt focused")
+        burst(app, keys_of("delete record abc-786\n"))
+        await wait_for(pilot, lambda: showing(app, ApprovalModal), "dialog (no guard)")
+        burst(app, ["escape"])
+        await wait_for(pilot, lambda: app.screen is app.run_screen, "closed")
+        (call,) = app.run_screen.pending.calls.values()
+        app.call_later(app.open_dialog, call, deliberate=True)
+        burst(app, keys_of("abc"))  # the dialog goes back to the banner: the call waits
+        await wait_for(pilot, lambda: app.run_screen.prompt_text == "abc", "the keys in the prompt")
+        assert [c.key for c in app.dialogs.waiting] == [call.key]
+        # What Textual's shutdown does before the app's timers stop: the widgets go first.
+        await app.run_screen.query_one("#prompt").remove()
+        await app.run_screen.pending.remove()
+        assert app.open_waiting_dialog() is False
+        assert app.open_waiting_dialog(deliberate=True) is False

@@ -122,7 +122,7 @@ class RunScreen(WardenScreen[None]):
     def tick_deadlines(self) -> None:
         """Every second: the time left in the list; under a minute, a log line and the bell (once
         per call); past the deadline, ask the app to sweep (the call becomes expired, not declined)."""
-        if not self.is_attached:
+        if not (self.is_attached and self.app.is_running):  # closing: widgets go before timers
             return
         now = self.warden_app.now()
         self.pending.refresh_deadlines(now)
