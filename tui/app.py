@@ -352,6 +352,8 @@ class WardenApp(App[None]):
         picker). Otherwise the dialog never takes the focus while the operator is typing
         (``tui.typing_guard``): the call waits in the banner and opens once typing has paused.
         """
+        if not self.is_running:  # closing: no dialog is pushed onto screens being taken down
+            return
         dialogs = self.dialogs
         if dialogs.open is not None or (not deliberate and self._must_wait()):
             if dialogs.wait(call) and dialogs.open is None and self.ring_bell:
@@ -403,7 +405,7 @@ class WardenApp(App[None]):
         dialogs = self.dialogs
         if dialogs.open is not None or len(self.screen_stack) > 1 or not dialogs.waiting:
             return False
-        if not self.screen_stack or not self.run_screen.query("#pending"):
+        if not self.is_running or not self.screen_stack or not self.run_screen.query("#pending"):
             return False  # the app is closing: its screens are being taken down, timers still tick
         screen = self.run_screen
         if not deliberate and self._must_wait():

@@ -218,7 +218,10 @@ class ApprovalModal(WardenModal[ApprovalDecision]):
         self.opened_at = self.clock()
         for button in self.query(Button):
             button.can_focus = False
-        scroll = self.query_one("#args-scroll", VerticalScroll)
+        found = self.query("#args-scroll")
+        if not found:  # taken down before its mount was handled: the app is closing
+            return
+        scroll = found.first(VerticalScroll)
         self.watch(scroll, "scroll_y", lambda _: self._update_more_cue(), init=False)
         self.call_after_refresh(self._fit)
         if self._start_declining:
