@@ -645,3 +645,22 @@ def test_a_chain_sealed_before_keeps_its_hashes():
     [head] = seal([head], 0, None)
     chain = seal([head], 0, None) + seal(rows, 1, head.hash)
     assert verify(chain).ok
+
+
+def test_none_binds_as_null_through_the_stores_adapter_and_an_applications_own_adapter_stays():
+    """``storage.sqlite`` adapts ``None`` by a C call that returns it (no AttributeErrors raised
+    per NULL): it still binds as NULL; an adapter the application registered first is kept."""
+    import storage.sqlite
+
+    key = (type(None), sqlite3.PrepareProtocol)
+    assert sqlite3.adapters[key](None) is None
+    with sqlite3.connect(":memory:") as db:
+        assert db.execute("SELECT ?1 IS NULL, typeof(?1)", (None,)).fetchone() == (1, "null")
+    mine = sqlite3.adapters.pop(key)
+    try:
+        sqlite3.register_adapter(type(None), lambda _: "mine")
+        storage.sqlite._adapt_none()  # as the module does when imported
+        with sqlite3.connect(":memory:") as db:
+            assert db.execute("SELECT ?1", (None,)).fetchone() == ("mine",)
+    finally:
+        sqlite3.adapters[key] = mine
