@@ -597,15 +597,31 @@ async def test_a_moved_snapshot_is_run_again_not_reported(tmp_path, monkeypatch)
         real = storage.sqlite._Db.execute
         moved = [2]  # once inline, once on the worker
 
-        async def execute(self, sql, *args):
+        def move(sql: str) -> None:
             if sql.startswith("UPDATE pending_calls SET started_at") and moved[0]:
                 moved[0] -= 1
                 exc = sqlite3.OperationalError("database is locked")
                 exc.sqlite_errorcode = 517  # SQLITE_BUSY_SNAPSHOT
                 raise exc
+
+        async def execute(self, sql, *args):  # the worker's scripts
+            move(sql)
             return await real(self, sql, *args)
 
+        class Cursor:  # the inline path runs a one-statement write on the cursor itself
+            def __init__(self, cur):
+                self.cur = cur
+
+            def execute(self, sql, args=()):
+                move(sql)
+                return self.cur.execute(sql, args)
+
+            def __getattr__(self, name):
+                return getattr(self.cur, name)
+
         monkeypatch.setattr(storage.sqlite._Db, "execute", execute)
+        assert store._inline is not None
+        store._inline.cur = Cursor(store._inline.cur)
         assert (await _approve(store, "c")).outcome == "ok"
         assert await store.mark_started("run-000001", "c", "me")
         assert moved == [0]
