@@ -218,6 +218,22 @@ class _Db:
         return await write_claim(self, run, picked, plan, req)
 
 
+def _finish_now(db: _Db, run_id: str, owner: str | None) -> bool:
+    """``finish_run`` on one connection (the inline path calls it as is)."""
+    cur = db.cur
+    if cur.execute(_FINISH_RUN, (run_id, owner, time.time())).rowcount == 1 or owner is None:
+        return True
+    return not cur.execute(_RUN_EXISTS, (run_id,)).fetchall()
+
+
+async def _finish(db: _Db, run_id: str, owner: str | None) -> bool:
+    """``_finish_now`` as a script (the worker's form)."""
+    return _finish_now(db, run_id, owner)
+
+
+_FINISH_RUN, _RUN_EXISTS = q.sqlite_text(q.FINISH_RUN), q.sqlite_text(q.RUN_EXISTS)
+
+
 class SqliteStore(SqlStore):
     """Durable store in one SQLite file, shared safely by several processes.
 
@@ -412,6 +428,8 @@ class SqliteStore(SqlStore):
                         out = cur.execute(q.sqlite_text(args[0]), args[1:]).fetchall()  # type: ignore[assignment]
                     elif script is _changed_one:
                         out = cur.execute(q.sqlite_text(args[0]), args[1:]).rowcount == 1  # type: ignore[assignment]
+                    elif script is _finish:
+                        out = _finish_now(ad, *args)  # type: ignore[assignment]
                     else:  # a read, or one write statement: atomic alone (autocommit)
                         out = run_sync(script(ad, *args))
                 except sqlite3.OperationalError as exc:
@@ -515,13 +533,7 @@ class SqliteStore(SqlStore):
     async def finish_run(self, run_id: str, owner: str | None) -> bool:
         """One statement in autocommit: the run deleted if ``owner`` holds its lease (its calls
         with it, by ``runs_calls_delete``); else True only when the run is already gone."""
-
-        async def script(db: _Db) -> bool:
-            if await db.execute(q.FINISH_RUN, run_id, owner, time.time()) == 1 or owner is None:
-                return True
-            return await db.fetchrow(q.RUN_EXISTS, run_id) is None
-
-        return await self._run(script, mode="statement")
+        return await self._run(_finish, run_id, owner, mode="statement")
 
     # -- reads without an event loop --------------------------------------------------------
     def list_suspended_now(
