@@ -41,9 +41,21 @@ from storage.errors import (
     StoreUnavailable,
 )
 from storage.listing import SuspendedFilter
-from storage.records import RunRow, SuspendedRunRow
+from storage.records import PendingCallRow, RunRow, SuspendedRunRow
+from storage.rows import call_params
 from storage.rules import ClaimRequest
-from storage.sql_store import Mode, Script, SqlStore, count_by_kind, list_suspended, run_sync, unstorable, write_claim
+from storage.sql_store import (
+    Mode,
+    Script,
+    SqlStore,
+    _changed_one,
+    _fetch,
+    count_by_kind,
+    list_suspended,
+    run_sync,
+    unstorable,
+    write_claim,
+)
 
 if TYPE_CHECKING:  # imported when a store opens: ``warden runs list`` reads without them (list_suspended_now)
     import asyncio
@@ -142,6 +154,18 @@ _BUSY_SNAPSHOT = 517
 _SNAPSHOT_ATTEMPTS = 100
 
 
+# A ``None`` parameter (a NULL: ~19 of a cycle's) is not one of the types ``sqlite3`` binds without
+# adapting, so each went through ``microprotocols_adapt``, which found no adapter and then raised and
+# cleared two AttributeErrors (``__adapt__``, ``__conform__``): ~3.4k instructions per NULL. An
+# adapter for ``NoneType`` that returns it unchanged (an empty dict's ``get``: a C call, no frame)
+# binds the same NULL. ``setdefault``: an adapter the application registered itself stays.
+def _adapt_none() -> None:
+    sqlite3.adapters.setdefault((type(None), sqlite3.PrepareProtocol), {}.get)
+
+
+_adapt_none()
+
+
 def _busy(exc: sqlite3.OperationalError) -> bool:
     """SQLITE_BUSY, or one of its extended codes (SQLITE_BUSY_SNAPSHOT, ...): the lock or snapshot was taken."""
     return (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF == sqlite3.SQLITE_BUSY
@@ -193,6 +217,73 @@ class _Db:
 
     async def write_claim(self, run: RunRow, picked: rules.Pick, plan: rules.ClaimPlan, req: ClaimRequest) -> bool:
         return await write_claim(self, run, picked, plan, req)
+
+
+# -- a cycle's writes as plain functions on the cursor ------------------------------------------
+# The save, the checkpoint and the finish (every cycle has one of each) are written here as plain
+# functions the inline path calls as they are (``_NOW``), without a script's coroutines and
+# ``run_sync`` around them; the worker runs the same function through its script twin. The same
+# statements, in the same transactions, as ``sql_store``'s portable scripts.
+_FINISH_RUN, _RUN_EXISTS = q.sqlite_text(q.FINISH_RUN), q.sqlite_text(q.RUN_EXISTS)
+_INSERT_RUN, _SAVE_OWNED = q.sqlite_text(q.INSERT_RUN), q.sqlite_text(q.SAVE_OWNED)
+_INSERT_CALL, _DELETE_CALL = q.sqlite_text(q.INSERT_CALL), q.sqlite_text(q.DELETE_CALL)
+_CHECKPOINT = q.sqlite_text(q.CHECKPOINT)
+
+
+def _finish_now(db: _Db, run_id: str, owner: str | None) -> bool:
+    """``finish_run``: one statement, in autocommit."""
+    cur = db.cur
+    if cur.execute(_FINISH_RUN, (run_id, owner, time.time())).rowcount == 1 or owner is None:
+        return True
+    return not cur.execute(_RUN_EXISTS, (run_id,)).fetchall()
+
+
+def _save_now(
+    db: _Db, name: str, run: RunRow, pending: list[PendingCallRow], owner: str | None, applied: list[str]
+) -> None:
+    """``save_suspended`` (``SqlStore._save_script``), inside the caller's ``BEGIN IMMEDIATE``."""
+    cur, now = db.cur, time.time()
+    if owner is None:
+        created, suspended = run.created_at or now, run.suspended_at or now
+        values = (run.run_id, run.agent_id, run.thread_id, run.resource_id, run.snapshot, created, suspended, now)
+        cur.execute(_INSERT_RUN, values)
+    else:
+        if cur.execute(_SAVE_OWNED, (run.snapshot, run.suspended_at or now, now, run.run_id, owner)).rowcount != 1:
+            raise StorageError(f"{name}: lost the lease on run {run.run_id!r}; not saved")
+        if applied:
+            cur.executemany(_DELETE_CALL, [(run.run_id, cid) for cid in applied])
+    if pending:
+        cur.executemany(_INSERT_CALL, [call_params(c) for c in pending])
+
+
+def _checkpoint_now(db: _Db, run_id: str, owner: str, snapshot: str, applied: list[str]) -> bool:
+    """``checkpoint`` (``SqlStore.checkpoint``'s script), inside the caller's ``BEGIN IMMEDIATE``."""
+    cur = db.cur
+    if cur.execute(_CHECKPOINT, (snapshot, time.time(), run_id, owner)).rowcount != 1:
+        return False
+    if applied:
+        cur.executemany(_DELETE_CALL, [(run_id, c) for c in applied])
+    return True
+
+
+async def _finish(db: _Db, *args: Any) -> bool:
+    return _finish_now(db, *args)
+
+
+async def _save(db: _Db, *args: Any) -> None:
+    _save_now(db, *args)
+
+
+async def _checkpoint_script(db: _Db, *args: Any) -> bool:
+    return _checkpoint_now(db, *args)
+
+
+#: each script above -> the function the inline path calls in its place
+_NOW: dict[Callable[..., Any], Callable[..., Any]] = {
+    _finish: _finish_now,
+    _save: _save_now,
+    _checkpoint_script: _checkpoint_now,
+}
 
 
 class SqliteStore(SqlStore):
@@ -374,7 +465,8 @@ class SqliteStore(SqlStore):
                     if mode == "write":
                         cur.execute("BEGIN IMMEDIATE")
                         try:
-                            out = run_sync(script(ad, *args))
+                            now = _NOW.get(script)
+                            out = now(ad, *args) if now is not None else run_sync(script(ad, *args))
                             cur.execute("COMMIT")
                         except BaseException:
                             if db.in_transaction:
@@ -382,6 +474,15 @@ class SqliteStore(SqlStore):
                             raise
                     elif mode == "snapshot":
                         out = self._snapshot(db, ad, script, args)
+                    elif script is _fetch:
+                        # The shared one-statement scripts (a read, a renewal, the started mark) run
+                        # on the cursor here, without the two coroutines and ``run_sync`` around them
+                        # (~6.5k instructions a call); the worker still runs them as scripts.
+                        out = cur.execute(q.sqlite_text(args[0]), args[1:]).fetchall()
+                    elif script is _changed_one:
+                        out = cur.execute(q.sqlite_text(args[0]), args[1:]).rowcount == 1
+                    elif script is _finish:
+                        out = _finish_now(ad, *args)
                     else:  # a read, or one write statement: atomic alone (autocommit)
                         out = run_sync(script(ad, *args))
                 except sqlite3.OperationalError as exc:
@@ -482,16 +583,18 @@ class SqliteStore(SqlStore):
                     raise
         raise AssertionError("unreachable")
 
+    async def _save_suspended(
+        self, run: RunRow, pending: list[PendingCallRow], owner: str | None, applied: list[str]
+    ) -> None:
+        await self._run(_save, self.name, run, pending, owner, applied)
+
+    async def checkpoint(self, run_id: str, owner: str, snapshot: str, applied: list[str]) -> bool:
+        return await self._run(_checkpoint_script, run_id, owner, snapshot, applied)
+
     async def finish_run(self, run_id: str, owner: str | None) -> bool:
         """One statement in autocommit: the run deleted if ``owner`` holds its lease (its calls
         with it, by ``runs_calls_delete``); else True only when the run is already gone."""
-
-        async def script(db: _Db) -> bool:
-            if await db.execute(q.FINISH_RUN, run_id, owner, time.time()) == 1 or owner is None:
-                return True
-            return await db.fetchrow(q.RUN_EXISTS, run_id) is None
-
-        return await self._run(script, mode="statement")
+        return await self._run(_finish, run_id, owner, mode="statement")
 
     # -- reads without an event loop --------------------------------------------------------
     def list_suspended_now(

@@ -597,15 +597,31 @@ async def test_a_moved_snapshot_is_run_again_not_reported(tmp_path, monkeypatch)
         real = storage.sqlite._Db.execute
         moved = [2]  # once inline, once on the worker
 
-        async def execute(self, sql, *args):
+        def move(sql: str) -> None:
             if sql.startswith("UPDATE pending_calls SET started_at") and moved[0]:
                 moved[0] -= 1
                 exc = sqlite3.OperationalError("database is locked")
                 exc.sqlite_errorcode = 517  # SQLITE_BUSY_SNAPSHOT
                 raise exc
+
+        async def execute(self, sql, *args):  # the worker's scripts
+            move(sql)
             return await real(self, sql, *args)
 
+        class Cursor:  # the inline path runs a one-statement write on the cursor itself
+            def __init__(self, cur):
+                self.cur = cur
+
+            def execute(self, sql, args=()):
+                move(sql)
+                return self.cur.execute(sql, args)
+
+            def __getattr__(self, name):
+                return getattr(self.cur, name)
+
         monkeypatch.setattr(storage.sqlite._Db, "execute", execute)
+        assert store._inline is not None
+        store._inline.cur = Cursor(store._inline.cur)
         assert (await _approve(store, "c")).outcome == "ok"
         assert await store.mark_started("run-000001", "c", "me")
         assert moved == [0]
@@ -645,3 +661,22 @@ def test_a_chain_sealed_before_keeps_its_hashes():
     [head] = seal([head], 0, None)
     chain = seal([head], 0, None) + seal(rows, 1, head.hash)
     assert verify(chain).ok
+
+
+def test_none_binds_as_null_through_the_stores_adapter_and_an_applications_own_adapter_stays():
+    """``storage.sqlite`` adapts ``None`` by a C call that returns it (no AttributeErrors raised
+    per NULL): it still binds as NULL; an adapter the application registered first is kept."""
+    import storage.sqlite
+
+    key = (type(None), sqlite3.PrepareProtocol)
+    assert sqlite3.adapters[key](None) is None
+    with sqlite3.connect(":memory:") as db:
+        assert db.execute("SELECT ?1 IS NULL, typeof(?1)", (None,)).fetchone() == (1, "null")
+    mine = sqlite3.adapters.pop(key)
+    try:
+        sqlite3.register_adapter(type(None), lambda _: "mine")
+        storage.sqlite._adapt_none()  # as the module does when imported
+        with sqlite3.connect(":memory:") as db:
+            assert db.execute("SELECT ?1", (None,)).fetchone() == ("mine",)
+    finally:
+        sqlite3.adapters[key] = mine
