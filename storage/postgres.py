@@ -312,8 +312,22 @@ class _Conn(asyncpg.Connection):
         return stmt
 
     async def value(self, sql: str, *args: Any) -> Any:
-        """The first column of the first row (None when no row)."""
-        rows = await self._execute_hot(sql, args, 1)
+        """The first column of the first row (None when no row). The usual call (the statement prepared,
+        the protocol's own binding) is this one coroutine: no ``_execute_hot`` frame in between."""
+        stmt, protocol = self._hot.get(sql), self._protocol
+        if stmt is None or protocol is None or not _Conn.direct:
+            rows = await self._execute_hot(sql, args, 1)
+            return rows[0][0] if rows else None
+        try:
+            done = protocol.bind_execute(stmt._state, args, "", 1, False, None)
+        except (AttributeError, TypeError):  # another asyncpg: raised before anything was sent
+            _Conn.direct = False
+            rows = await self._execute_hot(sql, args, 1)
+        else:
+            try:
+                rows = await done
+            except (InvalidCachedStatementError, OutdatedSchemaCacheError) as exc:
+                rows = await self._prepared_again(sql, args, 1, exc)
         return rows[0][0] if rows else None
 
     async def rows(self, sql: str, *args: Any) -> list[Any]:
@@ -323,21 +337,26 @@ class _Conn(asyncpg.Connection):
         stmt = self._hot.get(sql) or await self._prepare_hot(sql)
         try:
             return await self._bind_execute(stmt, args, limit)
-        except InvalidCachedStatementError:  # the schema changed under it (a migration): prepared again
-            pass
-        except OutdatedSchemaCacheError:  # a type changed: asyncpg's caches reloaded, as its own path does
+        except (InvalidCachedStatementError, OutdatedSchemaCacheError) as exc:
+            return await self._prepared_again(sql, args, limit, exc)
+
+    async def _prepared_again(self, sql: str, args: tuple[Any, ...], limit: int, exc: Exception) -> list[Any]:
+        """A statement the server no longer takes as prepared: prepared again and run once more
+        (the first attempt failed in the server before changing anything)."""
+        if isinstance(exc, OutdatedSchemaCacheError):  # a type changed: asyncpg's caches reloaded, as its own path does
             await self.reload_schema_state()
+        # else InvalidCachedStatementError: the schema changed under it (a migration)
         return await self._bind_execute(await self._prepare_hot(sql), args, limit)
 
     async def _bind_execute(self, stmt: PreparedStatement, args: tuple[Any, ...], limit: int) -> list[Any]:
         protocol = self._protocol  # None once the connection is closed: the public path says so
         if _Conn.direct and protocol is not None:
             try:
-                done = protocol.bind_execute(stmt._state, args, "", limit, True, None)
+                done = protocol.bind_execute(stmt._state, args, "", limit, False, None)
             except (AttributeError, TypeError):  # another asyncpg: raised before anything was sent
                 _Conn.direct = False
             else:
-                return (await done)[0]
+                return await done
         rows = await stmt.fetch(*args)
         return rows[:limit] if limit else rows
 

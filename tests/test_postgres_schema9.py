@@ -172,3 +172,37 @@ async def test_a_closed_connection_is_a_typed_error_and_keeps_the_direct_binding
             assert await store.list_grants(0.0, tool_name="t") == []  # a new connection in the freed slot
         finally:
             await store.aclose()
+
+
+@pytest.mark.parametrize("direct", [True, False])
+async def test_a_statement_whose_table_changed_after_it_was_prepared_is_prepared_again(
+    direct: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from storage.postgres import _Conn
+
+    monkeypatch.setattr(_Conn, "direct", direct)
+    again = _Conn._prepared_again
+    retried: list[str] = []
+
+    async def counted(self: _Conn, sql: str, *args: object) -> list[object]:
+        retried.append(sql)
+        return await again(self, sql, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_Conn, "_prepared_again", counted)
+    async with fresh_database() as dsn:
+        conn = await asyncpg.connect(dsn, connection_class=_Conn)
+        other = await asyncpg.connect(dsn)
+        try:
+            await conn.execute("CREATE TABLE t (a INTEGER)")
+            assert await conn.value("SELECT * FROM t") is None  # prepared on this connection
+            await other.execute("ALTER TABLE t ADD COLUMN b INTEGER; INSERT INTO t VALUES (1, 2)")
+            assert await conn.value("SELECT * FROM t") == 1  # its result type changed: prepared again
+            assert await conn.rows("SELECT * FROM t") == [(1, 2)]
+            await other.execute("ALTER TABLE t DROP COLUMN b")
+            assert await conn.rows("SELECT * FROM t") == [(1,)]
+            assert await conn.value("SELECT * FROM t") == 1
+            assert len(retried) == 2  # the value after the column was added, the rows after it was dropped
+            assert _Conn.direct is direct
+        finally:
+            await other.close()
+            await conn.close()
