@@ -22,7 +22,7 @@ import json
 import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, NoReturn, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
@@ -667,13 +667,54 @@ class PostgresStore(SqlStore):
         except (StorageError, asyncio.CancelledError):
             raise
         except Exception as exc:
-            cause = exc if isinstance(exc, UnicodeEncodeError) else exc.__cause__
-            if isinstance(cause, UnicodeEncodeError):  # raised before the server saw anything: no change made
-                raise unstorable(self.name, cause) from None
-            typed = self._typed(exc)
-            if typed is exc:
+            self._raise_typed(exc)
+
+    def _raise_typed(self, exc: Exception) -> NoReturn:
+        """``exc`` (a store call's failure) raised as the store's typed error, or as it is."""
+        cause = exc if isinstance(exc, UnicodeEncodeError) else exc.__cause__
+        if isinstance(cause, UnicodeEncodeError):  # raised before the server saw anything: no change made
+            raise unstorable(self.name, cause) from None
+        typed = self._typed(exc)
+        if typed is exc:
+            raise exc
+        raise typed from exc
+
+    async def _value(self, sql: str, *args: Any) -> Any:
+        """``_call(_Conn.value, sql, *args, mode="statement")`` in one coroutine in the usual case (a
+        connection idle in the pool, the statement prepared on it, bound on the protocol): the cycle's
+        one-statement calls skip a coroutine each. Anything else goes through ``_call``."""
+        pool = self._pool
+        conn = None
+        if pool is not None and self._loop is asyncio.get_running_loop() and _Conn.direct:
+            conn = pool.take()
+        if pool is None or conn is None:
+            return await self._call(_Conn.value, sql, *args, mode="statement")
+        stmt, protocol = conn._hot.get(sql), conn._protocol
+        if stmt is None or protocol is None:  # not prepared on it yet; or closed: ``_call`` says so
+            pool.put(conn)
+            return await self._call(_Conn.value, sql, *args, mode="statement")
+        try:
+            try:
+                done = protocol.bind_execute(stmt._state, args, "", 1, False, None)
+            except (AttributeError, TypeError):  # another asyncpg: nothing sent; the public path from now on
+                _Conn.direct = False
+                pool.put(conn)
+                return await self._call(_Conn.value, sql, *args, mode="statement")
+            try:
+                try:
+                    rows = await done
+                except (InvalidCachedStatementError, OutdatedSchemaCacheError) as exc:  # as ``_Conn.value``
+                    rows = await conn._prepared_again(sql, args, 1, exc)
+            except BaseException:
+                await _scrub(conn)
                 raise
-            raise typed from exc
+            finally:
+                pool.put(conn)
+        except (StorageError, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            self._raise_typed(exc)
+        return rows[0][0] if rows else None
 
     async def setup(self) -> None:
         """Connect and apply migrations now rather than on first use."""
@@ -786,19 +827,15 @@ class PostgresStore(SqlStore):
         return await super()._claim(req)
 
     async def mark_started(self, run_id: str, tool_call_id: str, owner: str) -> bool:
-        marked = await self._call(
-            _Conn.value, _MARK_STARTED, time.time(), run_id, tool_call_id, owner, mode="statement"
-        )
+        marked = await self._value(_MARK_STARTED, time.time(), run_id, tool_call_id, owner)
         return marked is not None
 
     async def checkpoint(self, run_id: str, owner: str, snapshot: str, applied: list[str]) -> bool:
-        done = await self._call(
-            _Conn.value, _CHECKPOINT, snapshot, time.time(), run_id, owner, applied, mode="statement"
-        )
+        done = await self._value(_CHECKPOINT, snapshot, time.time(), run_id, owner, applied)
         return done is not None
 
     async def finish_run(self, run_id: str, owner: str | None) -> bool:
-        if await self._call(_Conn.value, _FINISH, run_id, owner, time.time(), mode="statement") is not None:
+        if await self._value(_FINISH, run_id, owner, time.time()) is not None:
             return True
         return owner is None or await self._call(_Conn.value, q.RUN_EXISTS, run_id, mode="read") is None
 

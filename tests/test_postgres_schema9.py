@@ -10,6 +10,7 @@ from storage import PostgresStore
 from storage import sql_common as q
 from storage.audit import seal, to_db
 from storage.audit import verify as verify_chain
+from storage.errors import StoreClosed
 from storage.records import AuditRow, Decision, PendingCallRow, RunRow
 from storage.sql_common import SCHEMA_VERSION
 from tests.pg import fresh_database
@@ -206,3 +207,26 @@ async def test_a_statement_whose_table_changed_after_it_was_prepared_is_prepared
         finally:
             await other.close()
             await conn.close()
+
+
+async def test_a_one_statement_call_on_a_prepared_statement_fails_with_the_stores_typed_errors() -> None:
+    from storage.errors import UnstorableText
+
+    async with fresh_database() as dsn:
+        store = PostgresStore(dsn, max_size=1)
+        try:
+            await store.save_suspended(_run(1), [_call(1)])
+            assert not await store.mark_started("run-1", "c", "o")  # prepared now: the next calls bind it
+            with pytest.raises(UnstorableText):
+                await store.mark_started("run-\ud800", "c", "o")  # refused in this process
+            with pytest.raises(UnstorableText):
+                await store.mark_started("run-\x00", "c", "o")  # refused by the server
+            assert not await store.checkpoint("run-1", "o", "{}", [])
+            got = await store.claim("run-1", "c", kinds=("approval",), decide=_approve, owner="o", lease_seconds=60)
+            assert got.outcome == "ok"
+            assert await store.mark_started("run-1", "c", "o")  # the connection is usable after the errors
+            assert await store.finish_run("run-1", "o")
+        finally:
+            await store.aclose()
+        with pytest.raises(StoreClosed):
+            await store.mark_started("run-1", "c", "o")
