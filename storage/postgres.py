@@ -680,31 +680,36 @@ class PostgresStore(SqlStore):
         raise typed from exc
 
     async def _value(self, sql: str, *args: Any) -> Any:
-        """``_call(_Conn.value, sql, *args, mode="statement")`` in one coroutine in the usual case (a
-        connection idle in the pool, the statement prepared on it, bound on the protocol): the cycle's
-        one-statement calls skip a coroutine each. Anything else goes through ``_call``."""
+        """The first column of the first row of a one-statement call (None when no row): ``_bound``."""
+        rows = await self._bound(sql, args, 1)
+        return rows[0][0] if rows else None
+
+    async def _bound(self, sql: str, args: tuple[Any, ...], limit: int) -> list[Any]:
+        """``_call(_Conn._execute_hot, sql, args, limit, mode="statement")`` in one coroutine in the usual
+        case (a connection idle in the pool, the statement prepared on it, bound on the protocol): the
+        cycle's one-statement calls skip a coroutine or two each. Anything else goes through ``_call``."""
         pool = self._pool
         conn = None
         if pool is not None and self._loop is asyncio.get_running_loop() and _Conn.direct:
             conn = pool.take()
         if pool is None or conn is None:
-            return await self._call(_Conn.value, sql, *args, mode="statement")
+            return await self._call(_Conn._execute_hot, sql, args, limit, mode="statement")
         stmt, protocol = conn._hot.get(sql), conn._protocol
         if stmt is None or protocol is None:  # not prepared on it yet; or closed: ``_call`` says so
             pool.put(conn)
-            return await self._call(_Conn.value, sql, *args, mode="statement")
+            return await self._call(_Conn._execute_hot, sql, args, limit, mode="statement")
         try:
             try:
-                done = protocol.bind_execute(stmt._state, args, "", 1, False, None)
+                done = protocol.bind_execute(stmt._state, args, "", limit, False, None)
             except (AttributeError, TypeError):  # another asyncpg: nothing sent; the public path from now on
                 _Conn.direct = False
                 pool.put(conn)
-                return await self._call(_Conn.value, sql, *args, mode="statement")
+                return await self._call(_Conn._execute_hot, sql, args, limit, mode="statement")
             try:
                 try:
-                    rows = await done
+                    rows: list[Any] = await done
                 except (InvalidCachedStatementError, OutdatedSchemaCacheError) as exc:  # as ``_Conn.value``
-                    rows = await conn._prepared_again(sql, args, 1, exc)
+                    rows = await conn._prepared_again(sql, args, limit, exc)
             except BaseException:
                 await _scrub(conn)
                 raise
@@ -714,7 +719,7 @@ class PostgresStore(SqlStore):
             raise
         except Exception as exc:
             self._raise_typed(exc)
-        return rows[0][0] if rows else None
+        return rows
 
     async def setup(self) -> None:
         """Connect and apply migrations now rather than on first use."""
@@ -762,14 +767,12 @@ class PostgresStore(SqlStore):
             sql, values = _SAVE_NEW, [list(col) for col in columns]
         head = (run.run_id, run.agent_id, run.thread_id, run.resource_id, run.snapshot)
         times = (float(run.created_at or now), float(run.suspended_at or now), now)
-
-        async def insert(conn: _Conn) -> None:
-            try:
-                await conn.value(sql, *head, *times, *values)
-            except asyncpg.UniqueViolationError:
+        try:
+            await self._bound(sql, (*head, *times, *values), 1)
+        except StorageError as exc:
+            if isinstance(exc.__cause__, asyncpg.UniqueViolationError):
                 raise StorageError(f"{self.name}: run {run.run_id!r} already stored") from None
-
-        await self._call(insert, mode="read")
+            raise
         self._remember(run, now, params)
 
     def _remember(self, run: RunRow, now: float, params: list[tuple[Any, ...]]) -> None:
@@ -842,7 +845,7 @@ class PostgresStore(SqlStore):
     async def list_grants(self, now: float, *, tool_name: str | None = None) -> list[GrantRow]:
         if tool_name is None:
             return await super().list_grants(now)
-        return [grant_from_row(r) for r in await self._call(_Conn.rows, _GRANTS_OF_TOOL, now, tool_name, mode="read")]
+        return [grant_from_row(r) for r in await self._bound(_GRANTS_OF_TOOL, (now, tool_name), 0)]
 
     # -- live updates -----------------------------------------------------------------
     async def subscribe(self) -> AsyncIterator[StoreEvent]:

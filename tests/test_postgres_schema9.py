@@ -230,3 +230,24 @@ async def test_a_one_statement_call_on_a_prepared_statement_fails_with_the_store
             await store.aclose()
         with pytest.raises(StoreClosed):
             await store.mark_started("run-1", "c", "o")
+
+
+async def test_a_run_saved_twice_and_the_grant_lookup_on_prepared_statements() -> None:
+    from storage.errors import StorageError
+    from storage.records import GrantRow
+
+    async with fresh_database() as dsn:
+        store = PostgresStore(dsn, max_size=1)
+        try:
+            await store.save_suspended(_run(1), [_call(1)])
+            for _ in range(2):  # the second time on the statement prepared by the first
+                with pytest.raises(StorageError, match="run 'run-1' already stored"):
+                    await store.save_suspended(_run(1), [_call(1)])
+            assert await store.list_grants(0.0, tool_name="t") == []
+            await store.add_grant(GrantRow(id="g", tool_name="t", scope="agent", agent_id="a", created_at=1.0))
+            assert [g.id for g in await store.list_grants(0.0, tool_name="t")] == ["g"]
+            assert await store.list_grants(0.0, tool_name="u") == []
+            await store.save_suspended(_run(2), [_call(2)])  # the connection is usable after the refusals
+            assert (await store.list_suspended())[1] == 2
+        finally:
+            await store.aclose()
