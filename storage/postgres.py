@@ -275,6 +275,8 @@ _CHECKPOINT = (
     "applied AS (DELETE FROM pending_calls WHERE run_id = $3 AND tool_call_id = ANY($5::text[]) "
     "AND EXISTS (SELECT 1 FROM run)) SELECT 1 FROM run"
 )
+#: the same with at most one applied call as a scalar (the usual checkpoint: no array to encode; NULL: none)
+_CHECKPOINT_ONE = _CHECKPOINT.replace("= ANY($5::text[])", "= $5::text")
 #: one statement: the run (owner-checked when an owner is named) and its calls go together.
 _FINISH = (
     "WITH run AS (DELETE FROM runs WHERE run_id = $1 "
@@ -834,7 +836,10 @@ class PostgresStore(SqlStore):
         return marked is not None
 
     async def checkpoint(self, run_id: str, owner: str, snapshot: str, applied: list[str]) -> bool:
-        done = await self._value(_CHECKPOINT, snapshot, time.time(), run_id, owner, applied)
+        if len(applied) > 1:
+            done = await self._value(_CHECKPOINT, snapshot, time.time(), run_id, owner, applied)
+        else:
+            done = await self._value(_CHECKPOINT_ONE, snapshot, time.time(), run_id, owner, *applied or (None,))
         return done is not None
 
     async def finish_run(self, run_id: str, owner: str | None) -> bool:

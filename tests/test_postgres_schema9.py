@@ -251,3 +251,35 @@ async def test_a_run_saved_twice_and_the_grant_lookup_on_prepared_statements() -
             assert (await store.list_suspended())[1] == 2
         finally:
             await store.aclose()
+
+
+async def test_a_checkpoint_removes_exactly_the_applied_calls_none_one_or_several() -> None:
+    async with fresh_database() as dsn:
+        store = PostgresStore(dsn)
+        try:
+            calls = [
+                PendingCallRow(
+                    run_id="run-1", tool_call_id=f"c{i}", tool_name="t", kind="approval", args={}, fingerprint="f"
+                )
+                for i in range(4)
+            ]
+            await store.save_suspended(_run(1), calls)
+            got = await store.claim("run-1", "c0", kinds=("approval",), decide=_approve, owner="o", lease_seconds=60)
+            assert got.outcome == "ok"
+            pool = await store._connection_pool()
+
+            async def left() -> list[str]:
+                async with pool.acquire() as conn:
+                    rows = await conn.fetch("SELECT tool_call_id FROM pending_calls ORDER BY tool_call_id")
+                return [r[0] for r in rows]
+
+            assert await store.checkpoint("run-1", "o", "{}", [])
+            assert await left() == ["c0", "c1", "c2", "c3"]
+            assert await store.checkpoint("run-1", "o", "{}", ["c1"])
+            assert await left() == ["c0", "c2", "c3"]
+            assert not await store.checkpoint("run-1", "someone-else", "{}", ["c0"])
+            assert await left() == ["c0", "c2", "c3"]
+            assert await store.checkpoint("run-1", "o", "{}", ["c0", "c3"])
+            assert await left() == ["c2"]
+        finally:
+            await store.aclose()
