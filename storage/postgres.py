@@ -22,7 +22,7 @@ import json
 import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, NoReturn, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
@@ -275,6 +275,8 @@ _CHECKPOINT = (
     "applied AS (DELETE FROM pending_calls WHERE run_id = $3 AND tool_call_id = ANY($5::text[]) "
     "AND EXISTS (SELECT 1 FROM run)) SELECT 1 FROM run"
 )
+#: the same with at most one applied call as a scalar (the usual checkpoint: no array to encode; NULL: none)
+_CHECKPOINT_ONE = _CHECKPOINT.replace("= ANY($5::text[])", "= $5::text")
 #: one statement: the run (owner-checked when an owner is named) and its calls go together.
 _FINISH = (
     "WITH run AS (DELETE FROM runs WHERE run_id = $1 "
@@ -312,8 +314,22 @@ class _Conn(asyncpg.Connection):
         return stmt
 
     async def value(self, sql: str, *args: Any) -> Any:
-        """The first column of the first row (None when no row)."""
-        rows = await self._execute_hot(sql, args, 1)
+        """The first column of the first row (None when no row). The usual call (the statement prepared,
+        the protocol's own binding) is this one coroutine: no ``_execute_hot`` frame in between."""
+        stmt, protocol = self._hot.get(sql), self._protocol
+        if stmt is None or protocol is None or not _Conn.direct:
+            rows = await self._execute_hot(sql, args, 1)
+            return rows[0][0] if rows else None
+        try:
+            done = protocol.bind_execute(stmt._state, args, "", 1, False, None)
+        except (AttributeError, TypeError):  # another asyncpg: raised before anything was sent
+            _Conn.direct = False
+            rows = await self._execute_hot(sql, args, 1)
+        else:
+            try:
+                rows = await done
+            except (InvalidCachedStatementError, OutdatedSchemaCacheError) as exc:
+                rows = await self._prepared_again(sql, args, 1, exc)
         return rows[0][0] if rows else None
 
     async def rows(self, sql: str, *args: Any) -> list[Any]:
@@ -323,21 +339,26 @@ class _Conn(asyncpg.Connection):
         stmt = self._hot.get(sql) or await self._prepare_hot(sql)
         try:
             return await self._bind_execute(stmt, args, limit)
-        except InvalidCachedStatementError:  # the schema changed under it (a migration): prepared again
-            pass
-        except OutdatedSchemaCacheError:  # a type changed: asyncpg's caches reloaded, as its own path does
+        except (InvalidCachedStatementError, OutdatedSchemaCacheError) as exc:
+            return await self._prepared_again(sql, args, limit, exc)
+
+    async def _prepared_again(self, sql: str, args: tuple[Any, ...], limit: int, exc: Exception) -> list[Any]:
+        """A statement the server no longer takes as prepared: prepared again and run once more
+        (the first attempt failed in the server before changing anything)."""
+        if isinstance(exc, OutdatedSchemaCacheError):  # a type changed: asyncpg's caches reloaded, as its own path does
             await self.reload_schema_state()
+        # else InvalidCachedStatementError: the schema changed under it (a migration)
         return await self._bind_execute(await self._prepare_hot(sql), args, limit)
 
     async def _bind_execute(self, stmt: PreparedStatement, args: tuple[Any, ...], limit: int) -> list[Any]:
         protocol = self._protocol  # None once the connection is closed: the public path says so
         if _Conn.direct and protocol is not None:
             try:
-                done = protocol.bind_execute(stmt._state, args, "", limit, True, None)
+                done = protocol.bind_execute(stmt._state, args, "", limit, False, None)
             except (AttributeError, TypeError):  # another asyncpg: raised before anything was sent
                 _Conn.direct = False
             else:
-                return (await done)[0]
+                return await done
         rows = await stmt.fetch(*args)
         return rows[:limit] if limit else rows
 
@@ -648,13 +669,59 @@ class PostgresStore(SqlStore):
         except (StorageError, asyncio.CancelledError):
             raise
         except Exception as exc:
-            cause = exc if isinstance(exc, UnicodeEncodeError) else exc.__cause__
-            if isinstance(cause, UnicodeEncodeError):  # raised before the server saw anything: no change made
-                raise unstorable(self.name, cause) from None
-            typed = self._typed(exc)
-            if typed is exc:
+            self._raise_typed(exc)
+
+    def _raise_typed(self, exc: Exception) -> NoReturn:
+        """``exc`` (a store call's failure) raised as the store's typed error, or as it is."""
+        cause = exc if isinstance(exc, UnicodeEncodeError) else exc.__cause__
+        if isinstance(cause, UnicodeEncodeError):  # raised before the server saw anything: no change made
+            raise unstorable(self.name, cause) from None
+        typed = self._typed(exc)
+        if typed is exc:
+            raise exc
+        raise typed from exc
+
+    async def _value(self, sql: str, *args: Any) -> Any:
+        """The first column of the first row of a one-statement call (None when no row): ``_bound``."""
+        rows = await self._bound(sql, args, 1)
+        return rows[0][0] if rows else None
+
+    async def _bound(self, sql: str, args: tuple[Any, ...], limit: int) -> list[Any]:
+        """``_call(_Conn._execute_hot, sql, args, limit, mode="statement")`` in one coroutine in the usual
+        case (a connection idle in the pool, the statement prepared on it, bound on the protocol): the
+        cycle's one-statement calls skip a coroutine or two each. Anything else goes through ``_call``."""
+        pool = self._pool
+        conn = None
+        if pool is not None and self._loop is asyncio.get_running_loop() and _Conn.direct:
+            conn = pool.take()
+        if pool is None or conn is None:
+            return await self._call(_Conn._execute_hot, sql, args, limit, mode="statement")
+        stmt, protocol = conn._hot.get(sql), conn._protocol
+        if stmt is None or protocol is None:  # not prepared on it yet; or closed: ``_call`` says so
+            pool.put(conn)
+            return await self._call(_Conn._execute_hot, sql, args, limit, mode="statement")
+        try:
+            try:
+                done = protocol.bind_execute(stmt._state, args, "", limit, False, None)
+            except (AttributeError, TypeError):  # another asyncpg: nothing sent; the public path from now on
+                _Conn.direct = False
+                pool.put(conn)
+                return await self._call(_Conn._execute_hot, sql, args, limit, mode="statement")
+            try:
+                try:
+                    rows: list[Any] = await done
+                except (InvalidCachedStatementError, OutdatedSchemaCacheError) as exc:  # as ``_Conn.value``
+                    rows = await conn._prepared_again(sql, args, limit, exc)
+            except BaseException:
+                await _scrub(conn)
                 raise
-            raise typed from exc
+            finally:
+                pool.put(conn)
+        except (StorageError, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            self._raise_typed(exc)
+        return rows
 
     async def setup(self) -> None:
         """Connect and apply migrations now rather than on first use."""
@@ -702,14 +769,12 @@ class PostgresStore(SqlStore):
             sql, values = _SAVE_NEW, [list(col) for col in columns]
         head = (run.run_id, run.agent_id, run.thread_id, run.resource_id, run.snapshot)
         times = (float(run.created_at or now), float(run.suspended_at or now), now)
-
-        async def insert(conn: _Conn) -> None:
-            try:
-                await conn.value(sql, *head, *times, *values)
-            except asyncpg.UniqueViolationError:
+        try:
+            await self._bound(sql, (*head, *times, *values), 1)
+        except StorageError as exc:
+            if isinstance(exc.__cause__, asyncpg.UniqueViolationError):
                 raise StorageError(f"{self.name}: run {run.run_id!r} already stored") from None
-
-        await self._call(insert, mode="read")
+            raise
         self._remember(run, now, params)
 
     def _remember(self, run: RunRow, now: float, params: list[tuple[Any, ...]]) -> None:
@@ -767,26 +832,25 @@ class PostgresStore(SqlStore):
         return await super()._claim(req)
 
     async def mark_started(self, run_id: str, tool_call_id: str, owner: str) -> bool:
-        marked = await self._call(
-            _Conn.value, _MARK_STARTED, time.time(), run_id, tool_call_id, owner, mode="statement"
-        )
+        marked = await self._value(_MARK_STARTED, time.time(), run_id, tool_call_id, owner)
         return marked is not None
 
     async def checkpoint(self, run_id: str, owner: str, snapshot: str, applied: list[str]) -> bool:
-        done = await self._call(
-            _Conn.value, _CHECKPOINT, snapshot, time.time(), run_id, owner, applied, mode="statement"
-        )
+        if len(applied) > 1:
+            done = await self._value(_CHECKPOINT, snapshot, time.time(), run_id, owner, applied)
+        else:
+            done = await self._value(_CHECKPOINT_ONE, snapshot, time.time(), run_id, owner, *applied or (None,))
         return done is not None
 
     async def finish_run(self, run_id: str, owner: str | None) -> bool:
-        if await self._call(_Conn.value, _FINISH, run_id, owner, time.time(), mode="statement") is not None:
+        if await self._value(_FINISH, run_id, owner, time.time()) is not None:
             return True
         return owner is None or await self._call(_Conn.value, q.RUN_EXISTS, run_id, mode="read") is None
 
     async def list_grants(self, now: float, *, tool_name: str | None = None) -> list[GrantRow]:
         if tool_name is None:
             return await super().list_grants(now)
-        return [grant_from_row(r) for r in await self._call(_Conn.rows, _GRANTS_OF_TOOL, now, tool_name, mode="read")]
+        return [grant_from_row(r) for r in await self._bound(_GRANTS_OF_TOOL, (now, tool_name), 0)]
 
     # -- live updates -----------------------------------------------------------------
     async def subscribe(self) -> AsyncIterator[StoreEvent]:

@@ -10,6 +10,7 @@ from storage import PostgresStore
 from storage import sql_common as q
 from storage.audit import seal, to_db
 from storage.audit import verify as verify_chain
+from storage.errors import StoreClosed
 from storage.records import AuditRow, Decision, PendingCallRow, RunRow
 from storage.sql_common import SCHEMA_VERSION
 from tests.pg import fresh_database
@@ -170,5 +171,115 @@ async def test_a_closed_connection_is_a_typed_error_and_keeps_the_direct_binding
             for idle in list(pool._idle):
                 idle.terminate()
             assert await store.list_grants(0.0, tool_name="t") == []  # a new connection in the freed slot
+        finally:
+            await store.aclose()
+
+
+@pytest.mark.parametrize("direct", [True, False])
+async def test_a_statement_whose_table_changed_after_it_was_prepared_is_prepared_again(
+    direct: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from storage.postgres import _Conn
+
+    monkeypatch.setattr(_Conn, "direct", direct)
+    again = _Conn._prepared_again
+    retried: list[str] = []
+
+    async def counted(self: _Conn, sql: str, *args: object) -> list[object]:
+        retried.append(sql)
+        return await again(self, sql, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_Conn, "_prepared_again", counted)
+    async with fresh_database() as dsn:
+        conn = await asyncpg.connect(dsn, connection_class=_Conn)
+        other = await asyncpg.connect(dsn)
+        try:
+            await conn.execute("CREATE TABLE t (a INTEGER)")
+            assert await conn.value("SELECT * FROM t") is None  # prepared on this connection
+            await other.execute("ALTER TABLE t ADD COLUMN b INTEGER; INSERT INTO t VALUES (1, 2)")
+            assert await conn.value("SELECT * FROM t") == 1  # its result type changed: prepared again
+            assert await conn.rows("SELECT * FROM t") == [(1, 2)]
+            await other.execute("ALTER TABLE t DROP COLUMN b")
+            assert await conn.rows("SELECT * FROM t") == [(1,)]
+            assert await conn.value("SELECT * FROM t") == 1
+            assert len(retried) == 2  # the value after the column was added, the rows after it was dropped
+            assert _Conn.direct is direct
+        finally:
+            await other.close()
+            await conn.close()
+
+
+async def test_a_one_statement_call_on_a_prepared_statement_fails_with_the_stores_typed_errors() -> None:
+    from storage.errors import UnstorableText
+
+    async with fresh_database() as dsn:
+        store = PostgresStore(dsn, max_size=1)
+        try:
+            await store.save_suspended(_run(1), [_call(1)])
+            assert not await store.mark_started("run-1", "c", "o")  # prepared now: the next calls bind it
+            with pytest.raises(UnstorableText):
+                await store.mark_started("run-\ud800", "c", "o")  # refused in this process
+            with pytest.raises(UnstorableText):
+                await store.mark_started("run-\x00", "c", "o")  # refused by the server
+            assert not await store.checkpoint("run-1", "o", "{}", [])
+            got = await store.claim("run-1", "c", kinds=("approval",), decide=_approve, owner="o", lease_seconds=60)
+            assert got.outcome == "ok"
+            assert await store.mark_started("run-1", "c", "o")  # the connection is usable after the errors
+            assert await store.finish_run("run-1", "o")
+        finally:
+            await store.aclose()
+        with pytest.raises(StoreClosed):
+            await store.mark_started("run-1", "c", "o")
+
+
+async def test_a_run_saved_twice_and_the_grant_lookup_on_prepared_statements() -> None:
+    from storage.errors import StorageError
+    from storage.records import GrantRow
+
+    async with fresh_database() as dsn:
+        store = PostgresStore(dsn, max_size=1)
+        try:
+            await store.save_suspended(_run(1), [_call(1)])
+            for _ in range(2):  # the second time on the statement prepared by the first
+                with pytest.raises(StorageError, match="run 'run-1' already stored"):
+                    await store.save_suspended(_run(1), [_call(1)])
+            assert await store.list_grants(0.0, tool_name="t") == []
+            await store.add_grant(GrantRow(id="g", tool_name="t", scope="agent", agent_id="a", created_at=1.0))
+            assert [g.id for g in await store.list_grants(0.0, tool_name="t")] == ["g"]
+            assert await store.list_grants(0.0, tool_name="u") == []
+            await store.save_suspended(_run(2), [_call(2)])  # the connection is usable after the refusals
+            assert (await store.list_suspended())[1] == 2
+        finally:
+            await store.aclose()
+
+
+async def test_a_checkpoint_removes_exactly_the_applied_calls_none_one_or_several() -> None:
+    async with fresh_database() as dsn:
+        store = PostgresStore(dsn)
+        try:
+            calls = [
+                PendingCallRow(
+                    run_id="run-1", tool_call_id=f"c{i}", tool_name="t", kind="approval", args={}, fingerprint="f"
+                )
+                for i in range(4)
+            ]
+            await store.save_suspended(_run(1), calls)
+            got = await store.claim("run-1", "c0", kinds=("approval",), decide=_approve, owner="o", lease_seconds=60)
+            assert got.outcome == "ok"
+            pool = await store._connection_pool()
+
+            async def left() -> list[str]:
+                async with pool.acquire() as conn:
+                    rows = await conn.fetch("SELECT tool_call_id FROM pending_calls ORDER BY tool_call_id")
+                return [r[0] for r in rows]
+
+            assert await store.checkpoint("run-1", "o", "{}", [])
+            assert await left() == ["c0", "c1", "c2", "c3"]
+            assert await store.checkpoint("run-1", "o", "{}", ["c1"])
+            assert await left() == ["c0", "c2", "c3"]
+            assert not await store.checkpoint("run-1", "someone-else", "{}", ["c0"])
+            assert await left() == ["c0", "c2", "c3"]
+            assert await store.checkpoint("run-1", "o", "{}", ["c0", "c3"])
+            assert await left() == ["c2"]
         finally:
             await store.aclose()
