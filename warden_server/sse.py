@@ -15,6 +15,9 @@ runs the body and a disconnect listener in an anyio task group per response, and
 empty closing message of its own; here the last frame closes the body, and one small task
 watches for the disconnect once the answer has streamed for ``WATCH_AFTER_SECONDS`` (an
 approval's answer is usually complete long before: no task at all; docs/performance.md, "Server").
+Both that delay and the pings of an idle answer are timed by one ``_Clock`` per event loop that
+ticks every ``TICK_SECONDS`` while answers are open, not by a timer per answer and per wait
+(uvloop's ``call_later`` and its ``cancel``: ~6k instructions, 2-3 of them per approval).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from json.encoder import encode_basestring_ascii as _quote
@@ -46,6 +50,8 @@ _PING_FRAME = b": ping\n\n"
 PING_SECONDS = 15.0
 #: how long an answer streams before a task starts watching for its client's disconnect.
 WATCH_AFTER_SECONDS = 1.0
+#: the clock's period: a watcher starts, a ping goes out, up to this much after its due time.
+TICK_SECONDS = 0.25
 
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True)
@@ -120,6 +126,8 @@ class StreamPump:
         self.run_id: str = getattr(stream, "run_id", "") or ""
         self._items: deque[Any] = deque()
         self._waiter: asyncio.Future[None] | None = None
+        #: the loop time ``frames()`` began waiting (a ping is due ``PING_SECONDS`` after it).
+        self._idle_since = 0.0
         #: the response's client went away: ``frames()`` stops (the run goes on).
         self._gone = False
         self.task = asyncio.create_task(self._run(), name=f"warden-stream-{self.run_id}")
@@ -177,17 +185,15 @@ class StreamPump:
         """``(SSE bytes, last)``: every chunk already produced goes out in one write (fewer syscalls
         and wake-ups under load), the last with ``data: [DONE]``; a comment line every
         ``PING_SECONDS`` of silence keeps proxies from closing an idle stream (client-js and
-        httpx-sse ignore it). Ends early, without ``[DONE]``, once ``hang_up()`` was called."""
+        httpx-sse ignore it: the reader's clock calls ``tick``, see ``SseResponse``). Ends early,
+        without ``[DONE]``, once ``hang_up()`` was called."""
         loop = asyncio.get_running_loop()
         items = self._items
         while not self._gone:
             if not items:
                 waiter = self._waiter = loop.create_future()
-                timer = loop.call_later(PING_SECONDS, _wake, waiter)
-                try:
-                    await waiter
-                finally:
-                    timer.cancel()
+                self._idle_since = loop.time()
+                await waiter
                 if self._gone:
                     return
                 if not items:
@@ -208,6 +214,12 @@ class StreamPump:
                     return
             yield b"".join(parts), False
 
+    def tick(self, now: float) -> None:
+        """Wake ``frames()`` (to ping) once it has waited ``PING_SECONDS`` (``now``: the loop's time)."""
+        if self._waiter is not None and now - self._idle_since >= PING_SECONDS:
+            waiter, self._waiter = self._waiter, None
+            _wake(waiter)
+
     async def wait(self) -> None:
         """Wait for the run's stream to end, without cancelling it if this waiter is cancelled."""
         await asyncio.shield(self.task)
@@ -217,7 +229,8 @@ class SseResponse(Response):
     """The pump's frames as ``text/event-stream``; the last frame ends the body (no extra empty message).
 
     A disconnect (seen by a watcher task reading ``receive``, started after ``WATCH_AFTER_SECONDS``) ends the
-    response, not the run.
+    response, not the run. While it streams, the loop's ``_Clock`` calls ``tick``: the watcher's start, and
+    the pump's pings.
     """
 
     media_type = wire.SSE_MEDIA_TYPE
@@ -229,13 +242,17 @@ class SseResponse(Response):
         # what ``init_headers`` makes of them, the constant part built once (_SSE_HEADERS)
         self.raw_headers = [(_RUN_ID_HEADER_RAW, pump.run_id.encode("latin-1")), *_SSE_HEADERS]
 
+    _receive: Receive | None = None
+    _watcher: asyncio.Task[None] | None = None
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
         loop = asyncio.get_running_loop()
-        watcher: list[asyncio.Task[None]] = []
         # A run that ends within WATCH_AFTER_SECONDS (an approval's usually does, in milliseconds) needs no
         # watcher task: frames sent to a client that left are dropped by the server. A longer one gets it.
-        timer = loop.call_later(WATCH_AFTER_SECONDS, lambda: watcher.append(loop.create_task(self._watch(receive))))
+        self._receive, self._since = receive, loop.time()
+        clock = _clock(loop)
+        clock.add(self)
         try:
             async for data, last in self.pump.frames():
                 await send({"type": "http.response.body", "body": data, "more_body": not last})
@@ -243,9 +260,15 @@ class SseResponse(Response):
                     return
             await send({"type": "http.response.body", "body": b"", "more_body": False})  # hung up
         finally:
-            timer.cancel()
-            for task in watcher:
-                task.cancel()
+            clock.discard(self)
+            if self._watcher is not None:
+                self._watcher.cancel()
+
+    def tick(self, loop: asyncio.AbstractEventLoop, now: float) -> None:
+        """The clock's tick: the disconnect watcher once due, and the pump's ping."""
+        if self._watcher is None and self._receive is not None and now - self._since >= WATCH_AFTER_SECONDS:
+            self._watcher = loop.create_task(self._watch(self._receive))
+        self.pump.tick(now)
 
     async def _watch(self, receive: Receive) -> None:
         while True:
@@ -261,6 +284,56 @@ _SSE_HEADERS = [
     (b"x-accel-buffering", b"no"),
     (b"content-type", f"{wire.SSE_MEDIA_TYPE}; charset=utf-8".encode("latin-1")),
 ]
+
+
+class _Clock:
+    """Ticks every ``TICK_SECONDS`` while answers are open on its loop, calling each one's ``tick``;
+    idle (no timer at all) once none is."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = weakref.ref(loop)  # the clocks are keyed by their loop, weakly: no reference back
+        self._open: dict[SseResponse, None] = {}  # in order: ticks visit the oldest answer first
+        self._timer: asyncio.TimerHandle | None = None
+
+    def add(self, response: SseResponse) -> None:
+        self._open[response] = None
+        if self._timer is None:
+            loop = self._loop()
+            if loop is not None:
+                self._timer = loop.call_later(TICK_SECONDS, self._tick)
+
+    def discard(self, response: SseResponse) -> None:
+        self._open.pop(response, None)
+
+    def _tick(self) -> None:
+        self._timer = None
+        loop = self._loop()
+        if not self._open or loop is None:
+            return
+        now = loop.time()
+        for response in list(self._open):
+            try:
+                response.tick(loop, now)
+            except Exception:  # one answer's failure must not stop the others' clock
+                log.exception("SSE answer tick failed")
+        self._timer = loop.call_later(TICK_SECONDS, self._tick)
+
+
+_CLOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Clock] = weakref.WeakKeyDictionary()
+_last: _Clock | None = None
+
+
+def _clock(loop: asyncio.AbstractEventLoop) -> _Clock:
+    """This loop's clock (the last one found is kept at hand: one loop serves the server)."""
+    global _last
+    clock = _last
+    if clock is not None and clock._loop() is loop:
+        return clock
+    clock = _CLOCKS.get(loop)
+    if clock is None:
+        clock = _CLOCKS[loop] = _Clock(loop)
+    _last = clock
+    return clock
 
 
 def sse_response(pump: StreamPump) -> Response:

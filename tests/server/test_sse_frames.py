@@ -278,3 +278,50 @@ async def test_the_answers_headers_are_starlettes() -> None:
     del expected.body  # as SseResponse: no body, so no content-length
     expected.init_headers({wire.RUN_ID_HEADER: "run/é", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
     assert SseResponse(pump).raw_headers == expected.raw_headers
+
+
+async def test_one_clock_ticks_for_every_open_answer_and_stops_with_the_last(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The watchers' delay and the pings are timed by one timer per loop while answers are open (not a
+    timer per answer and per wait), and no timer is left once none is."""
+    monkeypatch.setattr(sse, "TICK_SECONDS", 0.01)
+    monkeypatch.setattr(sse, "PING_SECONDS", 0.03)
+    loop = asyncio.get_running_loop()
+    made: list[Any] = []
+    real_call_later = loop.call_later
+
+    def counting(delay: float, callback: Any, *args: Any) -> asyncio.TimerHandle:
+        if getattr(callback, "__self__", None) is not None or getattr(callback, "__func__", None) is not None:
+            made.append(delay)  # a bound method's timer (the clock's, a pump's or an answer's), not a sleep
+        return real_call_later(delay, callback, *args)
+
+    monkeypatch.setattr(loop, "call_later", counting)
+    streams = [_Stream(f"c{i}") for i in range(3)]
+    sent: list[list[dict[str, Any]]] = [[], [], []]
+    served = [
+        asyncio.ensure_future(_serve(SseResponse(StreamPump(s, set())), asyncio.Event(), out))
+        for s, out in zip(streams, sent, strict=True)
+    ]
+    await asyncio.sleep(0.004)
+    clock = sse._clock(loop)
+    assert len(clock._open) == 3 and made == [0.01]  # one timer for the three
+    while not all(any(m.get("body") == b": ping\n\n" for m in out) for out in sent):
+        await asyncio.sleep(0.005)  # each idle answer is pinged
+    for s in streams:
+        s.gate.put_nowait(None)
+    await asyncio.gather(*served)
+    assert not clock._open
+    await asyncio.sleep(0.03)
+    assert clock._timer is None  # idle: no timer left
+    assert all(delay == 0.01 for delay in made)
+
+
+async def test_a_ping_is_not_sent_before_its_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sse, "TICK_SECONDS", 0.01)
+    monkeypatch.setattr(sse, "PING_SECONDS", 0.2)
+    stream = _Stream("p1")
+    out: list[dict[str, Any]] = []
+    served = asyncio.ensure_future(_serve(SseResponse(StreamPump(stream, set())), asyncio.Event(), out))
+    await asyncio.sleep(0.1)
+    assert not any(m.get("body") == b": ping\n\n" for m in out)
+    stream.gate.put_nowait(None)
+    await served
