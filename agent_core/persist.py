@@ -19,7 +19,7 @@ from pydantic_core import to_jsonable_python
 from agent_core.call_state import CallState, RunState
 from agent_core.chunks import Chunk, make_chunk
 from agent_core.definition import AgentDefinition, DelegateInput, HostedAgent, PolicyFn
-from agent_core.engine import Execution, drive
+from agent_core.engine import Execution, drive, drive_into
 from agent_core.errors import LeaseLost, WardenError
 from agent_core.fingerprint import fingerprint
 from agent_core.limits import scrub
@@ -29,6 +29,7 @@ from agent_core.policy_gate import policy_detail
 from agent_core.quorum import approval_chunk
 from agent_core.saved_states import SavedStates
 from agent_core.snapshot import pending_leaves, used_ids
+from agent_core.stream import live_sink
 from agent_core.structured import parse_output
 from agent_core.telemetry import start_run
 from storage.base import Store
@@ -122,8 +123,13 @@ class Runs:
             try:
                 # An agent hosted from another framework (``agent_core.adapters``) drives its own run.
                 own_drive = getattr(agent, "drive", None)
-                async for chunk in own_drive(state, rt) if own_drive is not None else drive(agent, state, rt):
-                    yield chunk
+                sink = live_sink.get()
+                if own_drive is None and sink is not None and sink[0] == run_id:
+                    # read by the run's stream (in its task): the engine pushes each chunk into it directly
+                    await drive_into(agent, state, rt, sink[1])
+                else:
+                    async for chunk in own_drive(state, rt) if own_drive is not None else drive(agent, state, rt):
+                        yield chunk
             except WardenError as exc:
                 failure = exc
             except Exception as exc:  # a bug in user code outside a tool: still end cleanly
