@@ -10,7 +10,6 @@ the transitions of ``CallState`` (``agent_core.call_state``).
 from __future__ import annotations
 
 import inspect
-import json
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -28,6 +27,7 @@ from agent_core.definition import AgentDefinition, DelegateInput, PolicyFn, Tool
 from agent_core.errors import ModelError, WardenError, validation_problems
 from agent_core.fingerprint import fingerprint
 from agent_core.hooks import Blocked, execute_tool, on_input_available
+from agent_core.json_text import dumps
 from agent_core.limits import args_problem
 from agent_core.models import Message, ModelDone, ModelRequestInfo, ModelResponse, TextDelta, ToolCall
 from agent_core.policy import Policy, PolicyDecision
@@ -100,17 +100,17 @@ class Execution:
 def tool_message(call: CallState) -> Message:
     """The tool result the model sees, in the model's call order."""
     if call.result_kind == "denied":
-        content, status = json.dumps(call.reason or DECLINED_MESSAGE, ensure_ascii=False), "denied"
+        content, status = dumps(call.reason or DECLINED_MESSAGE), "denied"
     elif call.result_kind == "expired":
-        content, status = json.dumps(call.result or EXPIRED_MESSAGE, ensure_ascii=False), "denied"
+        content, status = dumps(call.result or EXPIRED_MESSAGE), "denied"
     elif call.edited_args is not None:
         key = "error" if call.result_kind == "error" else "result"
         body = {"note": EDITED_NOTE, "args": call.edited_args, key: call.result}
-        content, status = json.dumps(body, ensure_ascii=False), "error" if key == "error" else "ok"
+        content, status = dumps(body), "error" if key == "error" else "ok"
     elif call.result_kind == "error":
-        content, status = json.dumps({"error": call.result}, ensure_ascii=False), "error"
+        content, status = dumps({"error": call.result}), "error"
     else:
-        content, status = json.dumps(call.result, ensure_ascii=False), "ok"
+        content, status = dumps(call.result), "ok"
     return Message(role="tool", content=content, tool_call_id=call.id, name=call.name, tool_status=status)
 
 

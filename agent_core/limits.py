@@ -9,9 +9,10 @@ storable (used for the error and snapshot of a failed run).
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
+
+from agent_core.json_text import dumps
 
 MAX_ARGS_DEPTH = 100
 MAX_ARGS_BYTES = 1_000_000
@@ -47,7 +48,7 @@ def args_problem(args: Any) -> str | None:
         elif isinstance(value, str) and _SURROGATE.search(value):
             return "arguments contain a lone surrogate (invalid Unicode)"
     try:
-        size = len(json.dumps(args, ensure_ascii=False))
+        size = len(dumps(args))
     except (TypeError, ValueError) as exc:
         return f"arguments are not JSON: {exc}"
     if size > MAX_ARGS_BYTES:
