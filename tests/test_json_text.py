@@ -37,3 +37,25 @@ def test_same_errors_as_json_dumps_and_nothing_left_behind():
         dumps(loop)
     shared = ["x"]
     assert dumps([shared, shared]) == '[["x"], ["x"]]', "a failed call leaves no marker behind"
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        ({"id": "1", "tags": ["a", ("b", {"c": None})]}, None),
+        ({"\ud800key": 1}, "lone surrogate"),
+        ({"a": [{"b": ("x", "\udfff")}]}, "lone surrogate"),
+        ({"a": {"b": object()}}, "not JSON"),
+        ({"x": "y" * 1_000_001}, "too large"),
+    ],
+)
+def test_args_problem_names_what_cannot_be_stored(args, problem):
+    from agent_core.limits import MAX_ARGS_DEPTH, args_problem
+
+    found = args_problem(args)
+    assert found is None if problem is None else problem in (found or "")
+    deep: list = []
+    for _ in range(MAX_ARGS_DEPTH - 2):
+        deep = [deep]
+    assert args_problem({"d": deep}) is None, "the object and its lists: MAX_ARGS_DEPTH levels"
+    assert args_problem({"d": [deep]}) == f"arguments are nested deeper than {MAX_ARGS_DEPTH} levels"
