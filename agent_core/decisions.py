@@ -359,7 +359,7 @@ class Decisions:
         state.followups.extend(plan.followups)
         return state
 
-    async def _leased(
+    def _leased(
         self,
         agent: HostedAgent,
         state: RunState | None,
@@ -369,26 +369,9 @@ class Decisions:
         plan: Plan | None = None,
     ) -> AsyncIterator[Chunk]:
         """Advance a run while holding (and renewing) its lease; with ``plan``, apply that decision first."""
-        if plan is not None:
-            ready = await self._decided(plan)
-            if isinstance(ready, Chunk):
-                yield ready
-                return
-            state = ready
-        assert state is not None
-        run_id = state.run_id
-        self.renewals.add(run_id, owner)
-        try:
-            async for chunk in self.runs.advance(agent, state, owner=owner, applied=applied):
-                yield chunk
-        except (asyncio.CancelledError, GeneratorExit):
-            # Interrupted: free the run for others. A decision whose tool never started
-            # goes back to pending (the store knows: no started mark); one whose tool
-            # started reads as interrupted; a run whose results are stored may continue.
-            await asyncio.shield(self.store.release(run_id, owner, reset_call=applied[0] if applied else None))
-            raise
-        finally:
-            self.renewals.discard(run_id, owner)
+        return self.runs.advance(
+            agent, state, owner=owner, applied=applied, lease=_Held(self, state, owner, applied, plan)
+        )
 
     async def continue_orphan(self, agent: HostedAgent, run_id: str) -> bool:
         """Continue a run left under an expired lease whose calls all have stored results (the model is
@@ -611,6 +594,45 @@ class _Renewals:
                 self.task = None
                 if self.held and self.loop is loop:
                     self._schedule(min(self.held.values()))
+
+
+class _Held:
+    """The lease a decision's advance holds (``persist.Held``): the decision applied first, the lease renewed
+    while the run advances, the run freed if the advance is interrupted."""
+
+    __slots__ = ("applied", "decisions", "owner", "plan", "run_id", "state")
+
+    def __init__(
+        self, decisions: Decisions, state: RunState | None, owner: str, applied: list[str], plan: Plan | None
+    ) -> None:
+        self.decisions, self.state, self.owner, self.applied, self.plan = decisions, state, owner, applied, plan
+        self.run_id: str | None = None
+
+    async def begin(self) -> RunState | Chunk:
+        state = self.state
+        if self.plan is not None:
+            ready = await self.decisions._decided(self.plan)
+            if isinstance(ready, Chunk):
+                return ready
+            state = ready
+        assert state is not None
+        self.run_id = state.run_id
+        self.decisions.renewals.add(state.run_id, self.owner)
+        return state
+
+    async def interrupted(self) -> None:
+        # Interrupted: free the run for others. A decision whose tool never started
+        # goes back to pending (the store knows: no started mark); one whose tool
+        # started reads as interrupted; a run whose results are stored may continue.
+        assert self.run_id is not None
+        applied = self.applied
+        await asyncio.shield(
+            self.decisions.store.release(self.run_id, self.owner, reset_call=applied[0] if applied else None)
+        )
+
+    def end(self) -> None:
+        if self.run_id is not None:
+            self.decisions.renewals.discard(self.run_id, self.owner)
 
 
 class _Check:

@@ -10,7 +10,6 @@ the transitions of ``CallState`` (``agent_core.call_state``).
 from __future__ import annotations
 
 import inspect
-import json
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -28,6 +27,7 @@ from agent_core.definition import AgentDefinition, DelegateInput, PolicyFn, Tool
 from agent_core.errors import ModelError, WardenError, validation_problems
 from agent_core.fingerprint import fingerprint
 from agent_core.hooks import Blocked, execute_tool, on_input_available
+from agent_core.json_text import dumps
 from agent_core.limits import args_problem
 from agent_core.models import Message, ModelDone, ModelRequestInfo, ModelResponse, TextDelta, ToolCall
 from agent_core.policy import Policy, PolicyDecision
@@ -46,7 +46,7 @@ from agent_core.tools import Suspension, Tool, ToolContext
 if TYPE_CHECKING:
     from agent_core.telemetry_spans import RunTrace
 
-__all__ = ["DECLINED_MESSAGE", "EDITED_NOTE", "EXPIRED_MESSAGE", "Execution", "drive"]
+__all__ = ["DECLINED_MESSAGE", "EDITED_NOTE", "EXPIRED_MESSAGE", "Execution", "drive", "drive_into"]
 
 DECLINED_MESSAGE = "Tool call was not approved by the user"
 #: what the model is told when an approval's deadline passed and the sweep expired it.
@@ -100,28 +100,45 @@ class Execution:
 def tool_message(call: CallState) -> Message:
     """The tool result the model sees, in the model's call order."""
     if call.result_kind == "denied":
-        content, status = json.dumps(call.reason or DECLINED_MESSAGE, ensure_ascii=False), "denied"
+        content, status = dumps(call.reason or DECLINED_MESSAGE), "denied"
     elif call.result_kind == "expired":
-        content, status = json.dumps(call.result or EXPIRED_MESSAGE, ensure_ascii=False), "denied"
+        content, status = dumps(call.result or EXPIRED_MESSAGE), "denied"
     elif call.edited_args is not None:
         key = "error" if call.result_kind == "error" else "result"
         body = {"note": EDITED_NOTE, "args": call.edited_args, key: call.result}
-        content, status = json.dumps(body, ensure_ascii=False), "error" if key == "error" else "ok"
+        content, status = dumps(body), "error" if key == "error" else "ok"
     elif call.result_kind == "error":
-        content, status = json.dumps({"error": call.result}, ensure_ascii=False), "error"
+        content, status = dumps({"error": call.result}), "error"
     else:
-        content, status = json.dumps(call.result, ensure_ascii=False), "ok"
+        content, status = dumps(call.result), "ok"
     return Message(role="tool", content=content, tool_call_id=call.id, name=call.name, tool_status=status)
 
 
 async def drive(agent: AgentDefinition, state: RunState, rt: Execution) -> AsyncIterator[Chunk]:
-    """Advance ``state`` until it finishes, fails, or waits for decisions; sets ``state.outcome``."""
+    """Advance ``state`` until it finishes, fails, or waits for decisions; sets ``state.outcome``. The
+    chunks come once the advance is over (``drive_into`` hands each one on as it is made)."""
+    out: list[Chunk] = []
+    try:
+        await drive_into(agent, state, rt, out.append)
+    except Exception:
+        for chunk in out:  # what was made before the failure, as a generator would have yielded it
+            yield chunk
+        raise
+    for chunk in out:
+        yield chunk
+
+
+async def drive_into(agent: AgentDefinition, state: RunState, rt: Execution, emit: Callable[[Chunk], None]) -> None:
+    """Advance ``state`` until it finishes, fails, or waits for decisions; sets ``state.outcome``.
+
+    Each chunk goes to ``emit`` as it is made (``AgentStream``'s push, in the stream's own task): a
+    coroutine, not a generator, so no chunk passes through a generator layer of its caller."""
     run_id = state.run_id
     model = agent.resolved_model()
     while True:
         if state.calls:
             for chunk in await _settle_new(agent, state, rt):
-                yield chunk
+                emit(chunk)
             runnable = [c for c in state.calls if c.runnable]
             if runnable:
                 # Independent calls of one step run concurrently (a sync tool in its own thread; at most
@@ -134,7 +151,7 @@ async def drive(agent: AgentDefinition, state: RunState, rt: Execution) -> Async
                     limit=state.tool_call_concurrency,
                     sequential=lambda c: c.name in agent.tools and agent.tools[c.name].sequential,
                 ):
-                    yield chunk
+                    emit(chunk)
                 now = time.time()
                 for call in runnable:
                     if call.status == "suspended":
@@ -147,7 +164,7 @@ async def drive(agent: AgentDefinition, state: RunState, rt: Execution) -> Async
             if state.followups:  # a user message that resumed this run comes after the tool results
                 state.messages.extend(state.followups)
                 state.followups = []
-            yield make_chunk("step-finish", run_id, step=state.step, finish_reason="tool-calls")
+            emit(make_chunk("step-finish", run_id, step=state.step, finish_reason="tool-calls"))
             state.calls = []
             state.step += 1
             if rt.step_done is not None and state is rt.top and state.step < state.max_steps:
@@ -155,7 +172,7 @@ async def drive(agent: AgentDefinition, state: RunState, rt: Execution) -> Async
         if state.step >= state.max_steps:
             state.outcome, state.finish_reason = "finished", "length"
             return
-        yield make_chunk("step-start", run_id, step=state.step)
+        emit(make_chunk("step-start", run_id, step=state.step))
         info = ModelRequestInfo(
             tools=agent.tool_specs(),
             output_schema=state.output_schema,
@@ -172,7 +189,7 @@ async def drive(agent: AgentDefinition, state: RunState, rt: Execution) -> Async
             async for event in model.stream(agent.model_messages(state.messages), info):
                 if isinstance(event, TextDelta):
                     if event.text:
-                        yield make_chunk("text-delta", run_id, text=event.text)
+                        emit(make_chunk("text-delta", run_id, text=event.text))
                 elif isinstance(event, ModelDone):
                     response = event.response
         except WardenError as exc:
@@ -202,13 +219,13 @@ async def drive(agent: AgentDefinition, state: RunState, rt: Execution) -> Async
             )
         )
         if not calls:
-            yield make_chunk("step-finish", run_id, step=state.step, finish_reason="stop")
+            emit(make_chunk("step-finish", run_id, step=state.step, finish_reason="stop"))
             state.step += 1
             state.outcome, state.finish_reason = "finished", "stop"
             return
         state.calls = calls
         for call in calls:
-            yield make_chunk("tool-call", run_id, tool_call_id=call.id, tool_name=call.name, args=call.args)
+            emit(make_chunk("tool-call", run_id, tool_call_id=call.id, tool_name=call.name, args=call.args))
 
 
 def settle_refused(run_id: str, call: CallState) -> Chunk | None:
@@ -492,8 +509,7 @@ async def _delegate(agent: AgentDefinition, state: RunState, call: CallState, rt
         # A sub-agent's own chunks stay inside it: the top stream shows the
         # delegation's result, and every call waiting for a decision at any depth
         # is announced by the top run once its snapshot is stored.
-        async for _ in drive(sub, child, rt):
-            pass
+        await drive_into(sub, child, rt, _discard)
     except WardenError as exc:
         call.resolve("error", f"Sub-agent {sub.id!r} failed: {exc.message}")
         return [make_chunk("tool-error", state.run_id, tool_call_id=call.id, tool_name=call.name, error=call.result)]
@@ -516,6 +532,10 @@ async def _delegate(agent: AgentDefinition, state: RunState, call: CallState, rt
             grant_id=call.grant_id,
         )
     ]
+
+
+def _discard(chunk: Chunk) -> None:
+    """A sub-agent's own chunks stay inside it."""
 
 
 def child_state(sub: AgentDefinition, *, parent: RunState, prompt: str) -> RunState:

@@ -169,7 +169,7 @@ class FunctionModel(LanguageModel):
 
     async def _call(self, messages: list[Message], info: ModelRequestInfo) -> ModelResponse:
         out = self.fn(messages, info)
-        if inspect.isawaitable(out):
+        if type(out) is not ModelResponse and inspect.isawaitable(out):  # the usual answer needs no ABC check
             out = await out
         if isinstance(out, str):
             return ModelResponse(text=out)

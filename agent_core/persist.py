@@ -7,10 +7,11 @@ the ``tool-call-approval`` / ``tool-call-suspended`` chunks are yielded.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
@@ -18,7 +19,7 @@ from pydantic_core import to_jsonable_python
 from agent_core.call_state import CallState, RunState
 from agent_core.chunks import Chunk, make_chunk
 from agent_core.definition import AgentDefinition, DelegateInput, HostedAgent, PolicyFn
-from agent_core.engine import Execution, drive
+from agent_core.engine import Execution, drive, drive_into
 from agent_core.errors import LeaseLost, WardenError
 from agent_core.fingerprint import fingerprint
 from agent_core.limits import scrub
@@ -28,10 +29,26 @@ from agent_core.policy_gate import policy_detail
 from agent_core.quorum import approval_chunk
 from agent_core.saved_states import SavedStates
 from agent_core.snapshot import pending_leaves, used_ids
+from agent_core.stream import live_sink
 from agent_core.structured import parse_output
 from agent_core.telemetry import start_run
 from storage.base import Store
 from storage.records import AuditRow, GrantRow, PendingCallRow, RunRow
+
+
+class Held(Protocol):
+    """The lease a decision holds while its run advances (``agent_core.decisions``), run by ``Runs.advance``
+    itself rather than by a generator around it."""
+
+    async def begin(self) -> RunState | Chunk:
+        """The run to advance (its decision applied, the lease renewed from now on), or the error chunk
+        of a decision that cannot be applied (nothing is held then)."""
+
+    async def interrupted(self) -> None:
+        """The advance was cancelled or closed after ``begin``: free the run for others."""
+
+    def end(self) -> None:
+        """The advance is over (however it ended): stop renewing the lease."""
 
 
 class Runs:
@@ -53,95 +70,118 @@ class Runs:
     async def advance(
         self,
         agent: HostedAgent,
-        state: RunState,
+        state: RunState | None,
         *,
         owner: str | None,
         applied: list[str],
         emit_start: bool = True,
+        lease: Held | None = None,
     ) -> AsyncIterator[Chunk]:
         """Drive ``state`` as far as it goes, then store it (suspended), or end it (finished / failed).
 
         ``owner``: the lease holder applying a decision (None for a new run);
-        ``applied``: the tool-call ids whose decisions this advance applied.
+        ``applied``: the tool-call ids whose decisions this advance applied;
+        ``lease``: the held lease of a decision (``Held``): its state comes from ``lease.begin()`` (``state``
+        is then ignored). Kept inside this one generator: a wrapping generator would cost every chunk a hop.
         """
-        run_id = state.run_id
-        began = time.time()
-        ids = used_ids(state)
-        if state.thread_id:
-            # ids a new call may not take (a thread's pending calls have distinct ids): one indexed query
-            ids |= await self.store.thread_call_ids(state.thread_id)
-        rt = Execution(
-            request_policy=self.policies.get(run_id),
-            ids=ids,
-            top=state,
-            grant_for=self.grant_for,
-            audit=self.audit_policy,
-            shadow_policy=self.shadow_policy,
-            trace=start_run(agent.id, state),
-        )
-        if owner is not None:
-            self._guard(rt, state, owner, applied)
-        if emit_start:
-            yield make_chunk("start", run_id, agent_id=agent.id)
-        if owner is not None:
-            # A resumed stream repeats the calls of the step it resolves, so each
-            # tool-result it carries follows its tool-call (clients such as
-            # @mastra/client-js expect that); consumers dedupe by tool_call_id.
-            for call in state.calls:
-                if call.status != "done":
-                    yield make_chunk("tool-call", run_id, tool_call_id=call.id, tool_name=call.name, args=call.args)
-        failure: WardenError | None = None
-        state.outcome = "running"
+        if lease is not None:
+            ready = await lease.begin()
+            if isinstance(ready, Chunk):
+                yield ready
+                return
+            state = ready
+        assert state is not None
         try:
-            # An agent hosted from another framework (``agent_core.adapters``) drives its own run.
-            own_drive = getattr(agent, "drive", None)
-            async for chunk in own_drive(state, rt) if own_drive is not None else drive(agent, state, rt):
-                yield chunk
-        except WardenError as exc:
-            failure = exc
-        except Exception as exc:  # a bug in user code outside a tool: still end cleanly
-            failure = WardenError(f"{type(exc).__name__}: {exc}", code="AGENT_RUN_FAILED")
-        finally:
-            if rt.trace is not None:
-                rt.trace.end(state, None if failure is None else failure.message)
-        structured: Any = None
-        if failure is None and state.output_schema is not None and state.outcome == "finished":
-            if state.finish_reason == "stop":
-                last = state.messages[-1] if state.messages else None
-                text = last.content if last is not None and last.role == "assistant" else ""
-                try:
-                    structured = to_jsonable_python(
-                        parse_output(text, state.output_schema, self.output_models.get(run_id))
-                    )
-                except WardenError as exc:
-                    failure = exc
-        if failure is None:
+            run_id = state.run_id
+            began = time.time()
+            ids = used_ids(state)
+            if state.thread_id:
+                # ids a new call may not take (a thread's pending calls have distinct ids): one indexed query
+                ids |= await self.store.thread_call_ids(state.thread_id)
+            rt = Execution(
+                request_policy=self.policies.get(run_id),
+                ids=ids,
+                top=state,
+                grant_for=self.grant_for,
+                audit=self.audit_policy,
+                shadow_policy=self.shadow_policy,
+                trace=start_run(agent.id, state),
+            )
+            if owner is not None:
+                self._guard(rt, state, owner, applied)
+            if emit_start:
+                yield make_chunk("start", run_id, agent_id=agent.id)
+            if owner is not None:
+                # A resumed stream repeats the calls of the step it resolves, so each
+                # tool-result it carries follows its tool-call (clients such as
+                # @mastra/client-js expect that); consumers dedupe by tool_call_id.
+                for call in state.calls:
+                    if call.status != "done":
+                        yield make_chunk("tool-call", run_id, tool_call_id=call.id, tool_name=call.name, args=call.args)
+            failure: WardenError | None = None
+            state.outcome = "running"
             try:
-                await self.save_memory(agent, state)
+                # An agent hosted from another framework (``agent_core.adapters``) drives its own run.
+                own_drive = getattr(agent, "drive", None)
+                sink = live_sink.get()
+                if own_drive is None and sink is not None and sink[0] == run_id:
+                    # read by the run's stream (in its task): the engine pushes each chunk into it directly
+                    await drive_into(agent, state, rt, sink[1])
+                else:
+                    async for chunk in own_drive(state, rt) if own_drive is not None else drive(agent, state, rt):
+                        yield chunk
             except WardenError as exc:
                 failure = exc
-        if failure is not None:
-            message, code = scrub(failure.message), failure.code
-            state.outcome, state.error = "failed", message
+            except Exception as exc:  # a bug in user code outside a tool: still end cleanly
+                failure = WardenError(f"{type(exc).__name__}: {exc}", code="AGENT_RUN_FAILED")
+            finally:
+                if rt.trace is not None:
+                    rt.trace.end(state, None if failure is None else failure.message)
+            structured: Any = None
+            if failure is None and state.output_schema is not None and state.outcome == "finished":
+                if state.finish_reason == "stop":
+                    last = state.messages[-1] if state.messages else None
+                    text = last.content if last is not None and last.role == "assistant" else ""
+                    try:
+                        structured = to_jsonable_python(
+                            parse_output(text, state.output_schema, self.output_models.get(run_id))
+                        )
+                    except WardenError as exc:
+                        failure = exc
+            if failure is None:
+                try:
+                    await self.save_memory(agent, state)
+                except WardenError as exc:
+                    failure = exc
+            if failure is not None:
+                message, code = scrub(failure.message), failure.code
+                state.outcome, state.error = "failed", message
+                self.policies.pop(run_id, None)
+                self.output_models.pop(run_id, None)
+                if owner is not None and not isinstance(failure, LeaseLost):
+                    if not await self.store.fail_run(run_id, owner, state.to_json(), message):
+                        message, code = _lost(run_id), LeaseLost.code
+                yield make_chunk("error", run_id, error=message, code=code)
+                return
+            if state.outcome == "suspended":
+                for chunk in await self._save_suspended(agent, state, owner=owner, applied=applied, began=began):
+                    yield chunk
+                return
             self.policies.pop(run_id, None)
             self.output_models.pop(run_id, None)
-            if owner is not None and not isinstance(failure, LeaseLost):
-                if not await self.store.fail_run(run_id, owner, state.to_json(), message):
-                    message, code = _lost(run_id), LeaseLost.code
-            yield make_chunk("error", run_id, error=message, code=code)
-            return
-        if state.outcome == "suspended":
-            for chunk in await self._save_suspended(agent, state, owner=owner, applied=applied, began=began):
-                yield chunk
-            return
-        self.policies.pop(run_id, None)
-        self.output_models.pop(run_id, None)
-        if owner is not None and not await self.store.finish_run(run_id, owner):
-            yield make_chunk("error", run_id, error=_lost(run_id), code=LeaseLost.code)
-            return
-        yield make_chunk(
-            "finish", run_id, finish_reason=state.finish_reason or "stop", usage=state.usage, object=structured
-        )
+            if owner is not None and not await self.store.finish_run(run_id, owner):
+                yield make_chunk("error", run_id, error=_lost(run_id), code=LeaseLost.code)
+                return
+            yield make_chunk(
+                "finish", run_id, finish_reason=state.finish_reason or "stop", usage=state.usage, object=structured
+            )
+        except (asyncio.CancelledError, GeneratorExit):
+            if lease is not None:
+                await lease.interrupted()
+            raise
+        finally:
+            if lease is not None:
+                lease.end()
 
     def _guard(self, rt: Execution, state: RunState, owner: str, applied: list[str]) -> None:
         """Crash recovery while ``owner`` holds the lease: the started mark and the step checkpoint."""

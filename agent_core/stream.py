@@ -65,7 +65,9 @@ class AgentStream:
     async def _pump(self, source: AsyncIterator[Chunk]) -> None:
         self._began = True
         push = self._push
-        live_sink.set((self.run_id, push))  # this task's context only
+        # this task's context only; reset at the end, or the context would hold the stream (through
+        # ``push``) and the stream its task: a cycle only the garbage collector frees, chunks and all
+        sink = live_sink.set((self.run_id, push))
         try:
             async for chunk in source:
                 push(chunk)
@@ -80,6 +82,7 @@ class AgentStream:
             if isinstance(exc, asyncio.CancelledError):
                 raise
         finally:
+            live_sink.reset(sink)
             self._fold.end()
             self._done = True
             self._wake()

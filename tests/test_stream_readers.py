@@ -70,3 +70,25 @@ async def test_wait_on_a_cancelled_stream_raises_cancelled_and_readers_end():
     assert "tool-output" in types(chunks) and "finish" not in types(chunks)
     assert stream.status == "failed" and stream.error == "cancelled"
     assert await stream.text() == ""
+
+
+async def test_an_ended_stream_is_freed_without_the_garbage_collector():
+    """The stream's task context drops its push when the stream ends: no reference cycle keeps the
+    stream and its chunks alive until the garbage collector runs."""
+    import gc
+    import weakref
+
+    release = asyncio.Event()
+    release.set()
+    gc.disable()
+    try:
+        stream = await _agent(release).stream("go")
+        await stream.wait()
+        assert stream.status == "finished", stream.error
+        for _ in range(3):  # the task finishes its step after waking the waiters
+            await asyncio.sleep(0)
+        gone = weakref.ref(stream)
+        del stream
+        assert gone() is None
+    finally:
+        gc.enable()

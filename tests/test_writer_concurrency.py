@@ -291,6 +291,63 @@ async def test_progress_reaches_a_run_advanced_without_a_stream():
     assert state.outcome == "finished"
 
 
+async def test_a_run_read_without_a_stream_yields_what_came_before_a_failure():
+    """``drive`` read directly: the chunks made before the model failed come out, then the error."""
+    from agent_core.call_state import RunState
+    from agent_core.engine import Execution, drive
+    from agent_core.errors import ModelError
+
+    def model(messages, info):
+        if messages[-1].role == "user":
+            return ModelResponse(tool_calls=[ToolCall(name="job", args={"id": "1"}, id="c1")])
+        raise RuntimeError("the model broke")
+
+    async def job(inp: IdIn, ctx):
+        return inp.id
+
+    agent = Agent(
+        id="a", model=FunctionModel(model), tools={"job": create_tool(id="job", input_schema=IdIn, execute=job)}
+    )
+    state = RunState(run_id="r1", agent_id="a", agent_path=["a"], messages=[Message(role="user", content="go")])
+    seen = []
+    with pytest.raises(ModelError, match="the model broke"):
+        async for chunk in drive(agent, state, Execution(top=state)):
+            seen.append(chunk)
+    assert types(seen) == ["step-start", "tool-call", "tool-result", "step-finish", "step-start"]
+
+
+async def test_a_stream_gets_the_engine_chunks_in_order_up_to_a_failure():
+    """Through ``AgentStream`` the engine pushes its chunks straight into the stream: same order, and a
+    model failure still ends the stream with one error chunk after them."""
+
+    def model(messages, info):
+        if messages[-1].role == "user":
+            return ModelResponse(text="thinking", tool_calls=[ToolCall(name="job", args={"id": "1"}, id="c1")])
+        raise RuntimeError("the model broke")
+
+    async def job(inp: IdIn, ctx):
+        await ctx.writer.write("working")
+        return inp.id
+
+    agent = Agent(
+        id="a", model=FunctionModel(model), tools={"job": create_tool(id="job", input_schema=IdIn, execute=job)}
+    )
+    out = await agent.stream("go")
+    chunks = await out.chunks()
+    assert types(chunks) == [
+        "start",
+        "step-start",
+        "text-delta",
+        "tool-call",
+        "tool-output",
+        "tool-result",
+        "step-finish",
+        "step-start",
+        "error",
+    ]
+    assert out.status == "failed" and "the model broke" in (out.error or "")
+
+
 async def test_cancelling_a_decision_while_its_tool_runs_inline_frees_the_run():
     """The approved tool runs inline in the decision stream's task: a cancel reaches the tool, the lease
     is released, and the call (started) reads as interrupted."""
