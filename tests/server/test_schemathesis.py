@@ -36,6 +36,7 @@ EVENTS_PATH = "/api/events"
 AGENTS = ["ops", "other", "guarded", "boss"]
 # Messages the test app's model acts on: gated calls, suspensions, a failing model, delegation.
 PROMPTS = ["delete 1", "lookup x", "ask name", "boom", "delegate delete 2", "hi"]
+FRAMING = {"content-length", "transfer-encoding", "host", "connection"}
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 
 
@@ -95,6 +96,11 @@ def test_fuzz_every_operation(live: tuple[str, str | None]) -> None:
                         case.body["runId"] = data.draw(st.sampled_from(run_ids))
                     if "messages" in case.body:
                         case.body["messages"] = data.draw(st.sampled_from(PROMPTS))
+                # Framing headers belong to the HTTP client: a fuzzed ``Content-Length: ''`` is not
+                # an HTTP request, and uvicorn's parser answers it (text/plain 400) before Warden runs.
+                if case.headers:
+                    for name in [n for n in case.headers if n.lower() in FRAMING]:
+                        del case.headers[name]
                 response = case.call_and_validate(base_url=url, headers=headers, checks=CHECKS, timeout=30)
                 calls[case.operation.label] = calls.get(case.operation.label, 0) + 1
                 statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
