@@ -212,8 +212,8 @@ async def test_a_single_call_runs_in_the_streams_own_task():
     assert types(chunks).index("tool-output") < types(chunks).index("tool-result")
 
 
-async def test_cancel_while_a_tool_runs_inline_stops_the_tool_and_ends_every_reader():
-    cancelled: list[str] = []
+def _blocking_job(cancelled: list[str]):
+    """A tool that writes once, then waits until cancelled (its id recorded in ``cancelled``)."""
     forever = asyncio.Event()
 
     async def job(inp: IdIn, ctx):
@@ -224,6 +224,13 @@ async def test_cancel_while_a_tool_runs_inline_stops_the_tool_and_ends_every_rea
             cancelled.append(inp.id)
             raise
         return inp.id
+
+    return job
+
+
+async def test_cancel_while_a_tool_runs_inline_stops_the_tool_and_ends_every_reader():
+    cancelled: list[str] = []
+    job = _blocking_job(cancelled)
 
     agent = Agent(
         id="a",
@@ -355,16 +362,7 @@ async def test_cancelling_a_decision_while_its_tool_runs_inline_frees_the_run():
     from storage import InMemoryStore
 
     cancelled: list[str] = []
-    forever = asyncio.Event()
-
-    async def job(inp: IdIn, ctx):
-        await ctx.writer.write("started")
-        try:
-            await forever.wait()
-        except asyncio.CancelledError:
-            cancelled.append(inp.id)
-            raise
-        return inp.id
+    job = _blocking_job(cancelled)
 
     tool = create_tool(id="job", input_schema=IdIn, execute=job, require_approval=True)
     agent = Agent(id="a", model=calls_then([("job", {"id": "1"}, "c1")], echo_results()), tools={"job": tool})

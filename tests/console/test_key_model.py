@@ -223,18 +223,25 @@ async def test_a_dialog_opening_while_typing_takes_none_of_the_keys(db_path):
         assert call.key in app.run_screen.pending.calls
 
 
+async def _reopened_while_typing(app, pilot, record: str):
+    """Guard off: a gated call's dialog closed with ``esc``, then opened again as ``abc`` is typed;
+    the keys read before the dialog is mounted go to the prompt. Returns the call."""
+    await wait_for(pilot, lambda: prompt_focused(app), "prompt focused")
+    burst(app, keys_of(f"delete record {record}\n"))
+    await wait_for(pilot, lambda: showing(app, ApprovalModal), "dialog (no guard)")
+    burst(app, ["escape"])
+    await wait_for(pilot, lambda: app.screen is app.run_screen, "closed")
+    (call,) = app.run_screen.pending.calls.values()
+    app.call_later(app.open_dialog, call, deliberate=True)
+    burst(app, keys_of("abc"))  # read before the dialog is mounted (then: typing it does not bind)
+    await wait_for(pilot, lambda: app.run_screen.prompt_text == "abc", "the keys in the prompt, none lost")
+    return call
+
+
 async def test_the_same_with_the_guard_off_keys_before_the_dialog_is_shown_are_the_prompts(db_path):
     app, _ = recording(db_path, approval_guard=0, typing_quiet=0, burst_gap=0, clock=FakeClock())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: prompt_focused(app), "prompt focused")
-        burst(app, keys_of("delete record abc-783\n"))
-        await wait_for(pilot, lambda: showing(app, ApprovalModal), "dialog (no guard)")
-        burst(app, ["escape"])
-        await wait_for(pilot, lambda: app.screen is app.run_screen, "closed")
-        (call,) = app.run_screen.pending.calls.values()
-        app.call_later(app.open_dialog, call, deliberate=True)
-        burst(app, keys_of("abc"))  # read before the dialog is mounted (then: typing it does not bind)
-        await wait_for(pilot, lambda: app.run_screen.prompt_text == "abc", "the keys in the prompt, none lost")
+        call = await _reopened_while_typing(app, pilot, "abc-783")
         assert app.decisions == 0 and call.key in app.run_screen.pending.calls
 
 
@@ -257,15 +264,7 @@ async def test_the_waiting_dialog_timer_leaves_a_closing_run_screen_alone(db_pat
     (it raised ``NoMatches`` at the end of the test above on a loaded CI machine)."""
     app, _ = recording(db_path, approval_guard=0, typing_quiet=0, burst_gap=0, clock=FakeClock())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: prompt_focused(app), "prompt focused")
-        burst(app, keys_of("delete record abc-786\n"))
-        await wait_for(pilot, lambda: showing(app, ApprovalModal), "dialog (no guard)")
-        burst(app, ["escape"])
-        await wait_for(pilot, lambda: app.screen is app.run_screen, "closed")
-        (call,) = app.run_screen.pending.calls.values()
-        app.call_later(app.open_dialog, call, deliberate=True)
-        burst(app, keys_of("abc"))  # the dialog goes back to the banner: the call waits
-        await wait_for(pilot, lambda: app.run_screen.prompt_text == "abc", "the keys in the prompt")
+        call = await _reopened_while_typing(app, pilot, "abc-786")  # the dialog goes back to the banner
         assert [c.key for c in app.dialogs.waiting] == [call.key]
         # What Textual's shutdown does before the app's timers stop: the widgets go first.
         await app.run_screen.query_one("#prompt").remove()

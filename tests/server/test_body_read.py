@@ -5,6 +5,7 @@ waiting reaches the server's ``receive`` as an ``await`` would have passed it on
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -81,25 +82,8 @@ async def test_a_disconnect_at_once_reads_nothing() -> None:
     assert sent.messages == []
 
 
-async def test_a_first_message_that_does_not_come_is_408_and_its_wait_is_cancelled() -> None:
-    cancelled = asyncio.Event()
-
-    async def receive() -> dict[str, Any]:
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            cancelled.set()
-            raise
-        raise AssertionError("not reached")
-
-    sent = Sent()
-    assert await _reader(timeout=0.05).read(_scope(), receive, sent) is None
-    assert sent.status == 408
-    assert cancelled.is_set()
-
-
-async def test_cancelling_the_reader_while_it_waits_cancels_the_wait() -> None:
-    waiting, cancelled = asyncio.Event(), asyncio.Event()
+def _never(waiting: asyncio.Event, cancelled: asyncio.Event) -> Callable[[], Awaitable[dict[str, Any]]]:
+    """A ``receive`` whose message never comes: sets ``waiting`` when called, ``cancelled`` when cancelled."""
 
     async def receive() -> dict[str, Any]:
         waiting.set()
@@ -109,6 +93,23 @@ async def test_cancelling_the_reader_while_it_waits_cancels_the_wait() -> None:
             cancelled.set()
             raise
         raise AssertionError("not reached")
+
+    return receive
+
+
+async def test_a_first_message_that_does_not_come_is_408_and_its_wait_is_cancelled() -> None:
+    cancelled = asyncio.Event()
+    receive = _never(asyncio.Event(), cancelled)
+
+    sent = Sent()
+    assert await _reader(timeout=0.05).read(_scope(), receive, sent) is None
+    assert sent.status == 408
+    assert cancelled.is_set()
+
+
+async def test_cancelling_the_reader_while_it_waits_cancels_the_wait() -> None:
+    waiting, cancelled = asyncio.Event(), asyncio.Event()
+    receive = _never(waiting, cancelled)
 
     task = asyncio.create_task(_reader().read(_scope(), receive, Sent()))
     await waiting.wait()
