@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Coroutine, Iterable, Sequence
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 
 from storage import rules
 from storage import sql_common as q
@@ -90,6 +90,33 @@ def unstorable(name: str, exc: UnicodeEncodeError) -> UnstorableText:
     bad = exc.object[exc.start : exc.end] if isinstance(exc.object, str) else ""
     shown = "".join(f"\\u{ord(ch):04x}" for ch in bad)
     return UnstorableText(f"{name}: text with a lone surrogate ({shown}) cannot be stored or looked up")
+
+
+class SavePlan(NamedTuple):
+    """``save_suspended`` as statements: the rule written once, without I/O; each driver only runs them
+    (the portable ``SqlStore._save_script``, SQLite's plain ``_save_now`` on the cursor)."""
+
+    first: str  #: ``INSERT_RUN`` (a run stored for the first time) or ``SAVE_OWNED`` (the lease holder's save)
+    params: tuple[Any, ...]
+    owned: bool  #: ``SAVE_OWNED`` changes exactly one row, or the lease was lost and nothing is saved
+    deleted: list[tuple[str, str]]  #: the calls whose decisions were applied (an owned save only)
+    inserted: list[tuple[Any, ...]]  #: the calls now waiting (``call_params``)
+
+
+def plan_save(run: RunRow, pending: list[PendingCallRow], owner: str | None, applied: list[str]) -> SavePlan:
+    now = time.time()
+    if owner is None:
+        created, suspended = run.created_at or now, run.suspended_at or now
+        values = (run.run_id, run.agent_id, run.thread_id, run.resource_id, run.snapshot, created, suspended, now)
+        return SavePlan(q.INSERT_RUN, values, False, [], [call_params(c) for c in pending])
+    params = (run.snapshot, run.suspended_at or now, now, run.run_id, owner)
+    deleted = [(run.run_id, cid) for cid in applied]
+    return SavePlan(q.SAVE_OWNED, params, True, deleted, [call_params(c) for c in pending])
+
+
+def lease_lost(name: str, run_id: str) -> StorageError:
+    """A save by a process that no longer holds the run's lease (``SavePlan.owned``)."""
+    return StorageError(f"{name}: lost the lease on run {run_id!r}; not saved")
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
@@ -291,18 +318,13 @@ class SqlStore(StoreFront):
     async def _save_script(
         self, db: Db, run: RunRow, pending: list[PendingCallRow], owner: str | None, applied: list[str]
     ) -> None:
-        now = time.time()
-        if owner is None:
-            created, suspended = run.created_at or now, run.suspended_at or now
-            values = (run.run_id, run.agent_id, run.thread_id, run.resource_id, run.snapshot, created, suspended, now)
-            await db.execute(q.INSERT_RUN, *values)
-        else:
-            if await db.execute(q.SAVE_OWNED, run.snapshot, run.suspended_at or now, now, run.run_id, owner) != 1:
-                raise StorageError(f"{self.name}: lost the lease on run {run.run_id!r}; not saved")
-            if applied:
-                await db.executemany(q.DELETE_CALL, [(run.run_id, cid) for cid in applied])
-        if pending:
-            await db.executemany(q.INSERT_CALL, [call_params(c) for c in pending])
+        plan = plan_save(run, pending, owner, applied)
+        if await db.execute(plan.first, *plan.params) != 1 and plan.owned:
+            raise lease_lost(self.name, run.run_id)
+        if plan.deleted:
+            await db.executemany(q.DELETE_CALL, plan.deleted)
+        if plan.inserted:
+            await db.executemany(q.INSERT_CALL, plan.inserted)
 
     async def _claim(self, req: ClaimRequest) -> ClaimResult:
         for _ in range(CLAIM_ATTEMPTS):

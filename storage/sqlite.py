@@ -42,7 +42,6 @@ from storage.errors import (
 )
 from storage.listing import SuspendedFilter
 from storage.records import PendingCallRow, RunRow, SuspendedRunRow
-from storage.rows import call_params
 from storage.rules import ClaimRequest
 from storage.sql_store import (
     Mode,
@@ -51,7 +50,9 @@ from storage.sql_store import (
     _changed_one,
     _fetch,
     count_by_kind,
+    lease_lost,
     list_suspended,
+    plan_save,
     run_sync,
     unstorable,
     write_claim,
@@ -225,7 +226,6 @@ class _Db:
 # ``run_sync`` around them; the worker runs the same function through its script twin. The same
 # statements, in the same transactions, as ``sql_store``'s portable scripts.
 _FINISH_RUN, _RUN_EXISTS = q.sqlite_text(q.FINISH_RUN), q.sqlite_text(q.RUN_EXISTS)
-_INSERT_RUN, _SAVE_OWNED = q.sqlite_text(q.INSERT_RUN), q.sqlite_text(q.SAVE_OWNED)
 _INSERT_CALL, _DELETE_CALL = q.sqlite_text(q.INSERT_CALL), q.sqlite_text(q.DELETE_CALL)
 _CHECKPOINT = q.sqlite_text(q.CHECKPOINT)
 
@@ -241,19 +241,14 @@ def _finish_now(db: _Db, run_id: str, owner: str | None) -> bool:
 def _save_now(
     db: _Db, name: str, run: RunRow, pending: list[PendingCallRow], owner: str | None, applied: list[str]
 ) -> None:
-    """``save_suspended`` (``SqlStore._save_script``), inside the caller's ``BEGIN IMMEDIATE``."""
-    cur, now = db.cur, time.time()
-    if owner is None:
-        created, suspended = run.created_at or now, run.suspended_at or now
-        values = (run.run_id, run.agent_id, run.thread_id, run.resource_id, run.snapshot, created, suspended, now)
-        cur.execute(_INSERT_RUN, values)
-    else:
-        if cur.execute(_SAVE_OWNED, (run.snapshot, run.suspended_at or now, now, run.run_id, owner)).rowcount != 1:
-            raise StorageError(f"{name}: lost the lease on run {run.run_id!r}; not saved")
-        if applied:
-            cur.executemany(_DELETE_CALL, [(run.run_id, cid) for cid in applied])
-    if pending:
-        cur.executemany(_INSERT_CALL, [call_params(c) for c in pending])
+    """``save_suspended`` (``plan_save``'s statements), inside the caller's ``BEGIN IMMEDIATE``."""
+    cur, plan = db.cur, plan_save(run, pending, owner, applied)
+    if cur.execute(q.sqlite_text(plan.first), plan.params).rowcount != 1 and plan.owned:
+        raise lease_lost(name, run.run_id)
+    if plan.deleted:
+        cur.executemany(_DELETE_CALL, plan.deleted)
+    if plan.inserted:
+        cur.executemany(_INSERT_CALL, plan.inserted)
 
 
 def _checkpoint_now(db: _Db, run_id: str, owner: str, snapshot: str, applied: list[str]) -> bool:
