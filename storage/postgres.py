@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import random
 import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
@@ -44,7 +46,7 @@ from storage.pg_pool import Pool
 from storage.records import ClaimResult, GrantRow, PendingCallRow, RunRow
 from storage.rows import CALL_COLS, call_params, dumps, grant_from_row
 from storage.rules import ClaimRequest
-from storage.sql_store import Mode, Script, SqlStore, claim, unstorable
+from storage.sql_store import LOCK_ORDER, LockOrder, Mode, Script, SqlStore, claim, lock_rank, unstorable
 
 T = TypeVar("T")
 
@@ -57,6 +59,16 @@ _MIGRATION_LOCK = 0x5741524445  # "WARDE"
 _AUDIT_LOCK = 0x5741554454  # "WAUDT"
 #: SQLSTATE of a claim whose call moved between its read and its write (``warden_claim``, version 9).
 _MOVED = "WDN01"
+#: SQLSTATEs of a transaction PostgreSQL rolled back whole (deadlock detected, serialization failure):
+#: nothing of it was written, so it runs again, up to ``_TX_ATTEMPTS`` times, rather than failing.
+_CONFLICTS = frozenset({"40P01", "40001"})
+_TX_ATTEMPTS = 6
+_log = logging.getLogger("warden.storage")
+
+
+def _conflict(exc: BaseException) -> bool:
+    return isinstance(exc, asyncpg.PostgresError) and exc.sqlstate in _CONFLICTS
+
 
 #: ``run_counts`` kept, and live updates notified, by one trigger function on ``runs``.
 _RUNS_CHANGED = f"""
@@ -364,27 +376,32 @@ class _Conn(asyncpg.Connection):
 
 
 class _Db:
-    """``sql_store.Db`` over an asyncpg connection."""
+    """``sql_store.Db`` over an asyncpg connection; each statement checked against ``LOCK_ORDER``."""
 
-    __slots__ = ("conn", "store")
+    __slots__ = ("conn", "order", "store")
     for_update = " FOR UPDATE"
     ilike = True
 
     def __init__(self, conn: _Conn, store: PostgresStore) -> None:
         self.conn, self.store = conn, store
+        self.order = LockOrder()
 
     async def fetch(self, sql: str, *args: Any) -> list[Any]:
+        self.order.take(lock_rank(sql), sql)
         return await self.conn.fetch(sql, *args)
 
     async def fetchrow(self, sql: str, *args: Any) -> Any:
+        self.order.take(lock_rank(sql), sql)
         return await self.conn.fetchrow(sql, *args)
 
     async def execute(self, sql: str, *args: Any) -> int:
+        self.order.take(lock_rank(sql), sql)
         status = await self.conn.execute(sql, *args)
         count = status.rsplit(" ", 1)[-1]
         return int(count) if count.isdigit() else 0
 
     async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        self.order.take(lock_rank(sql), sql)
         await self.conn.executemany(sql, rows)
 
     def one_of(self, n: int) -> str:
@@ -394,6 +411,7 @@ class _Db:
         return values
 
     async def lock_audit(self) -> None:
+        self.order.take(len(LOCK_ORDER) - 1, "the audit chain's advisory lock")
         await self.conn.execute("SELECT pg_advisory_xact_lock($1)", _AUDIT_LOCK)
 
     async def collate(self) -> str:
@@ -532,6 +550,8 @@ class PostgresStore(SqlStore):
         #: stale reads and decides again, as after losing a race.
         self._inserted: dict[str, tuple[int, list[tuple[Any, ...]]]] = {}
         self._inserted_chars = 0
+        #: transactions the server rolled back to break a deadlock or a serialization failure, run again
+        self.transactions_retried = 0
 
     def __repr__(self) -> str:
         return self.name
@@ -653,23 +673,36 @@ class PostgresStore(SqlStore):
         pool = self._pool
         if pool is None or self._loop is not asyncio.get_running_loop():
             pool = await self._connection_pool()
-        try:
-            conn = pool.take() or await pool.get()
+        attempt = 0
+        while True:
             try:
-                if mode == "read" or mode == "statement":
-                    return await fn(conn, *args)
-                snapshot = mode == "snapshot"
-                async with conn.transaction(isolation="repeatable_read" if snapshot else None, readonly=snapshot):
-                    return await fn(conn, *args)
-            except BaseException:
-                await _scrub(conn)
+                conn = pool.take() or await pool.get()
+                try:
+                    if mode == "read" or mode == "statement":
+                        return await fn(conn, *args)
+                    snapshot = mode == "snapshot"
+                    async with conn.transaction(isolation="repeatable_read" if snapshot else None, readonly=snapshot):
+                        return await fn(conn, *args)
+                except BaseException:
+                    await _scrub(conn)
+                    raise
+                finally:
+                    pool.put(conn)
+            except (StorageError, asyncio.CancelledError):
                 raise
-            finally:
-                pool.put(conn)
-        except (StorageError, asyncio.CancelledError):
-            raise
-        except Exception as exc:
-            self._raise_typed(exc)
+            except Exception as exc:
+                attempt += 1
+                if not _conflict(exc) or attempt >= _TX_ATTEMPTS:
+                    self._raise_typed(exc)
+                await self._retrying(exc, attempt)
+
+    async def _retrying(self, exc: Exception, attempt: int) -> None:
+        """A transaction rolled back by the server to break a conflict: counted, logged, run again after a
+        short random pause (so two that met do not meet again at once). Its audit entries, if any, were
+        rolled back with it: the one attempt that commits writes them once."""
+        self.transactions_retried += 1
+        _log.warning("%s: transaction retried (%s, attempt %d): %s", self.name, exc.sqlstate, attempt, exc)  # type: ignore[attr-defined]
+        await asyncio.sleep(random.uniform(0.0, 0.005 * 2**attempt))
 
     def _raise_typed(self, exc: Exception) -> NoReturn:
         """``exc`` (a store call's failure) raised as the store's typed error, or as it is."""
@@ -720,7 +753,10 @@ class PostgresStore(SqlStore):
         except (StorageError, asyncio.CancelledError):
             raise
         except Exception as exc:
-            self._raise_typed(exc)
+            if not _conflict(exc):
+                self._raise_typed(exc)
+            await self._retrying(exc, 1)  # rolled back by the server: again, through ``_call``'s retries
+            return await self._call(_Conn._execute_hot, sql, args, limit, mode="statement")
         return rows
 
     async def setup(self) -> None:

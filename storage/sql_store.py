@@ -12,6 +12,7 @@ to its end in one step, without an event loop.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from typing import Any, Literal, NamedTuple, Protocol, TypeVar
@@ -21,7 +22,7 @@ from storage import sql_common as q
 from storage.audit import AuditFilter, seal, to_db
 from storage.audit import from_db as audit_from_db
 from storage.base import prefix_upper_bound
-from storage.errors import CorruptRecord, SchemaTooNew, StorageError, UnstorableText
+from storage.errors import CorruptRecord, LeaseNotHeld, SchemaTooNew, StorageError, UnstorableText
 from storage.front import StoreFront
 from storage.listing import SuspendedFilter, count_from_row, count_sql
 from storage.records import (
@@ -42,6 +43,64 @@ Row = Sequence[Any]
 
 #: a claim reads again when its run moved between its read and its write (another decider won).
 CLAIM_ATTEMPTS = 50
+
+#: The one lock order of every write transaction, for PostgreSQL, where several processes lock rows
+#: (SQLite's ``BEGIN IMMEDIATE`` takes its one write lock first; memory has no locks):
+#:
+#: 1. ``runs``: the run's row (``SELECT ... FOR UPDATE`` or any write of it). A write of its status
+#:    also locks its agent's ``run_counts`` row (the trigger that keeps the listing's totals), so the
+#:    run's row is written before anything else, never after a call's row or the audit lock;
+#: 2. ``pending_calls``: its calls' rows;
+#: 3. the audit chain's advisory lock (``append_audit``; ``warden_claim``), last: nothing is locked
+#:    after it, so whoever holds it only ever waits for the server, never for another transaction.
+#:
+#: A transaction keeps to one run. Before issue 43, ``settle`` and ``release(reset_call=...)`` gave
+#: their run back after their audit entry: holding the audit lock they waited on the ``run_counts``
+#: row a concurrent ``warden_claim`` held (its trigger) while it waited on the audit lock, and
+#: PostgreSQL broke the cycle by failing one of them ("deadlock detected"). ``LockOrder`` checks each
+#: statement of PostgreSQL's scripts against this order; ``warden_claim`` (``storage.postgres``) keeps
+#: it in PL/pgSQL, and ``tests/test_pg_lock_order.py`` races the transactions on two connections.
+LOCK_ORDER = ("runs", "pending_calls", "audit chain")
+
+_WRITTEN_TABLE = re.compile(r"\s*(?:UPDATE|INSERT\s+INTO|DELETE\s+FROM)\s+(\w+)", re.IGNORECASE)
+_LOCKED_READ = re.compile(r"\s*SELECT\b.*\bFROM\s+(\w+)\b.*\bFOR\s+UPDATE\s*$", re.IGNORECASE | re.DOTALL)
+_RANKS: dict[str, int | None] = {}
+
+
+def lock_rank(sql: str) -> int | None:
+    """The position in ``LOCK_ORDER`` of the lock ``sql`` takes (None: a plain read, or a table outside it)."""
+    rank = _RANKS.get(sql, -1)
+    if rank == -1:
+        m = _WRITTEN_TABLE.match(sql) or _LOCKED_READ.match(sql)
+        table = m.group(1).lower() if m else None
+        rank = {"runs": 0, "pending_calls": 1, "audit_log": 2}.get(table or "")
+        if len(_RANKS) < 4096:  # the scripts' texts are a small set; a listing's vary with its filters
+            _RANKS[sql] = rank
+    return rank
+
+
+class LockOrderBroken(AssertionError):
+    """A script took a lock out of ``LOCK_ORDER``: a bug in Warden (raised before the statement ran)."""
+
+
+class LockOrder:
+    """The locks one transaction has taken, as ranks of ``LOCK_ORDER``: a lock below one held is refused."""
+
+    __slots__ = ("held",)
+
+    def __init__(self) -> None:
+        self.held = -1
+
+    def take(self, rank: int | None, what: str) -> None:
+        if rank is None:
+            return
+        if rank < self.held:
+            raise LockOrderBroken(
+                f"{what!r} locks {LOCK_ORDER[rank]} after {LOCK_ORDER[self.held]}: against storage.sql_store.LOCK_ORDER"
+            )
+        self.held = rank
+
+
 #: how a script runs: ``read`` (no transaction), ``snapshot`` (reads that must agree: PostgreSQL's
 #: read-only REPEATABLE READ), ``statement`` (one write statement: atomic alone in PostgreSQL),
 #: ``write`` (one transaction; SQLite takes its write lock for ``statement`` too).
@@ -114,9 +173,9 @@ def plan_save(run: RunRow, pending: list[PendingCallRow], owner: str | None, app
     return SavePlan(q.SAVE_OWNED, params, True, deleted, [call_params(c) for c in pending])
 
 
-def lease_lost(name: str, run_id: str) -> StorageError:
+def lease_lost(name: str, run_id: str) -> LeaseNotHeld:
     """A save by a process that no longer holds the run's lease (``SavePlan.owned``)."""
-    return StorageError(f"{name}: lost the lease on run {run_id!r}; not saved")
+    return LeaseNotHeld.on(name, run_id)
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
@@ -367,13 +426,15 @@ class SqlStore(StoreFront):
 
     async def release(self, run_id: str, owner: str, *, reset_call: str | None = None) -> None:
         async def script(db: Db) -> None:
+            # LOCK_ORDER: the run given back first (its row, its agent's count), then the call, the audit last.
+            # Its status does not depend on the withdrawal (a call decided or pending is not "expired" either way).
             now = time.time()
+            await db.execute(q.GIVE_BACK_HELD, run_id, now, owner)
             if reset_call is not None:
                 withdrawn = await db.fetch(q.WITHDRAW_CALL, run_id, reset_call)
                 found = await db.fetchrow(q.AGENT_OF_RUN, run_id) if withdrawn else None
                 if found is not None:
                     await append_audit(db, [rules.withdrawn_entry(run_id, found[0], tuple(withdrawn[0]), now)])
-            await db.execute(q.GIVE_BACK_HELD, run_id, now, owner)
 
         await self._run(script)
 
@@ -386,10 +447,12 @@ class SqlStore(StoreFront):
             row = await db.fetchrow(q.SETTLE_RUN + db.for_update, run_id, now)
             if row is None:
                 return 0
+            # LOCK_ORDER: the run given back before its calls and the audit (the status it gets is the
+            # same either way: a lapsed decision returned to pending is still not "expired").
+            await db.execute(q.GIVE_BACK, run_id, now)
             returned = sorted(tuple(r) for r in await db.fetch(q.RETURN_LAPSED, run_id, now))
             if returned:
                 await append_audit(db, rules.returned_entries(run_id, row[0], returned, now))
-            await db.execute(q.GIVE_BACK, run_id, now)
             return len(returned)
 
         return await self._run(script)
