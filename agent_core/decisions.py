@@ -45,6 +45,7 @@ from agent_core.fingerprint import fingerprint as fingerprint_of
 from agent_core.handover import HANDOVER
 from agent_core.ids import new_token
 from agent_core.limits import args_problem
+from agent_core.lost_lease import follow
 from agent_core.models import Message
 from agent_core.pending import list_suspended
 from agent_core.persist import Runs
@@ -370,23 +371,38 @@ class Decisions:
     ) -> AsyncIterator[Chunk]:
         """Advance a run while holding (and renewing) its lease; with ``plan``, apply that decision first."""
         return self.runs.advance(
-            agent, state, owner=owner, applied=applied, lease=_Held(self, state, owner, applied, plan)
+            agent, state, owner=owner, applied=applied, lease=_Held(self, state, owner, applied, plan, agent)
         )
 
     async def continue_orphan(self, agent: HostedAgent, run_id: str) -> bool:
         """Continue a run left under an expired lease whose calls all have stored results (the model is
         called again); False when another process took it first or its snapshot is unreadable."""
+        advance = await self._orphan(agent, run_id)
+        if advance is None:
+            return False
+        await AgentStream(run_id, advance).wait()
+        return True
+
+    async def _orphan(self, agent: HostedAgent, run_id: str, *, emit_start: bool = True) -> AsyncIterator[Chunk] | None:
+        """The advance of a run whose lease is free, its lease taken here; None when another process took
+        it first or its snapshot is unreadable."""
         owner = new_token()
         row = await self.store.acquire_lease(run_id, owner, self.lease_seconds)
         if row is None:
-            return False
+            return None
         try:
             state = self.load(row)
         except CorruptSnapshot:
             await self.store.release(run_id, owner)
-            return False
-        await AgentStream(run_id, self._leased(agent, state, owner, [])).wait()
-        return True
+            return None
+        return self.runs.advance(
+            agent,
+            state,
+            owner=owner,
+            applied=[],
+            emit_start=emit_start,
+            lease=_Held(self, state, owner, [], None, agent),
+        )
 
     async def _wait_for_lease(self, run_id: str, owner: str, call_id: str) -> RunState | Chunk:
         delay = 0.002
@@ -600,13 +616,22 @@ class _Held:
     """The lease a decision's advance holds (``persist.Held``): the decision applied first, the lease renewed
     while the run advances, the run freed if the advance is interrupted."""
 
-    __slots__ = ("applied", "decisions", "owner", "plan", "run_id", "state")
+    __slots__ = ("agent", "applied", "decisions", "gone", "owner", "plan", "run_id", "state")
 
     def __init__(
-        self, decisions: Decisions, state: RunState | None, owner: str, applied: list[str], plan: Plan | None
+        self,
+        decisions: Decisions,
+        state: RunState | None,
+        owner: str,
+        applied: list[str],
+        plan: Plan | None,
+        agent: HostedAgent,
     ) -> None:
         self.decisions, self.state, self.owner, self.applied, self.plan = decisions, state, owner, applied, plan
+        self.agent = agent
         self.run_id: str | None = None
+        #: set once the lease was lost: nothing of this run is this holder's to give back any more
+        self.gone = False
 
     async def begin(self) -> RunState | Chunk:
         state = self.state
@@ -625,10 +650,23 @@ class _Held:
         # goes back to pending (the store knows: no started mark); one whose tool
         # started reads as interrupted; a run whose results are stored may continue.
         assert self.run_id is not None
+        if self.gone:
+            return  # another process holds the run: its decision is not this holder's to withdraw
         applied = self.applied
         await asyncio.shield(
             self.decisions.store.release(self.run_id, self.owner, reset_call=applied[0] if applied else None)
         )
+
+    def lost(self, message: str) -> AsyncIterator[Chunk]:
+        assert self.run_id is not None
+        self.gone = True
+        self.end()
+        d, agent, run_id = self.decisions, self.agent, self.run_id
+
+        async def take_over() -> AsyncIterator[Chunk] | None:
+            return await d._orphan(agent, run_id, emit_start=False)
+
+        return follow(d.store, run_id, lease_seconds=d.lease_seconds, message=message, take_over=take_over)
 
     def end(self) -> None:
         if self.run_id is not None:

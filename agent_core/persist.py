@@ -26,13 +26,14 @@ from agent_core.limits import scrub
 from agent_core.notify import PendingCallback, PendingNotice, notify
 from agent_core.policy import Policy
 from agent_core.policy_gate import policy_detail
-from agent_core.quorum import approval_chunk
+from agent_core.quorum import approval_chunk, suspended_chunk
 from agent_core.saved_states import SavedStates
 from agent_core.snapshot import pending_leaves, used_ids
 from agent_core.stream import live_sink
 from agent_core.structured import parse_output
 from agent_core.telemetry import start_run
 from storage.base import Store
+from storage.errors import LeaseNotHeld
 from storage.records import AuditRow, GrantRow, PendingCallRow, RunRow
 
 
@@ -46,6 +47,10 @@ class Held(Protocol):
 
     async def interrupted(self) -> None:
         """The advance was cancelled or closed after ``begin``: free the run for others."""
+
+    def lost(self, message: str) -> AsyncIterator[Chunk]:
+        """The chunks that end the stream once the lease was lost (``agent_core.lost_lease``): the run's
+        outcome as the store tells it; ``message`` if it cannot be known."""
 
     def end(self) -> None:
         """The advance is over (however it ended): stop renewing the lease."""
@@ -158,23 +163,40 @@ class Runs:
                 state.outcome, state.error = "failed", message
                 self.policies.pop(run_id, None)
                 self.output_models.pop(run_id, None)
-                if owner is not None and not isinstance(failure, LeaseLost):
-                    if not await self.store.fail_run(run_id, owner, state.to_json(), message):
-                        message, code = _lost(run_id), LeaseLost.code
-                yield make_chunk("error", run_id, error=message, code=code)
+                if isinstance(failure, LeaseLost):
+                    lost = message
+                elif owner is not None and not await self.store.fail_run(run_id, owner, state.to_json(), message):
+                    lost = _lost(run_id)
+                else:
+                    yield make_chunk("error", run_id, error=message, code=code)
+                    return
+            elif state.outcome == "suspended":
+                saved = await self._save_suspended(agent, state, owner=owner, applied=applied, began=began)
+                if saved is not None:
+                    for chunk in saved:
+                        yield chunk
+                    return
+                lost = _lost(run_id)
+            else:
+                self.policies.pop(run_id, None)
+                self.output_models.pop(run_id, None)
+                if owner is None or await self.store.finish_run(run_id, owner):
+                    yield make_chunk(
+                        "finish",
+                        run_id,
+                        finish_reason=state.finish_reason or "stop",
+                        usage=state.usage,
+                        object=structured,
+                    )
+                    return
+                lost = _lost(run_id)
+            # The lease was lost (this process stalled past it; another took the run over): the stream ends
+            # with what happened to the run, not with a failure that did not happen (``agent_core.lost_lease``).
+            if lease is None:
+                yield make_chunk("error", run_id, error=lost, code=LeaseLost.code)
                 return
-            if state.outcome == "suspended":
-                for chunk in await self._save_suspended(agent, state, owner=owner, applied=applied, began=began):
-                    yield chunk
-                return
-            self.policies.pop(run_id, None)
-            self.output_models.pop(run_id, None)
-            if owner is not None and not await self.store.finish_run(run_id, owner):
-                yield make_chunk("error", run_id, error=_lost(run_id), code=LeaseLost.code)
-                return
-            yield make_chunk(
-                "finish", run_id, finish_reason=state.finish_reason or "stop", usage=state.usage, object=structured
-            )
+            async for chunk in lease.lost(lost):
+                yield chunk
         except (asyncio.CancelledError, GeneratorExit):
             if lease is not None:
                 await lease.interrupted()
@@ -202,8 +224,9 @@ class Runs:
 
     async def _save_suspended(
         self, agent: HostedAgent, state: RunState, *, owner: str | None, applied: list[str], began: float = 0.0
-    ) -> list[Chunk]:
-        """Store the suspended run and its waiting calls; the chunks that announce them (or an error)."""
+    ) -> list[Chunk] | None:
+        """Store the suspended run and its waiting calls; the chunks that announce them (or an error);
+        None when ``owner`` lost the run's lease (nothing was stored)."""
         run_id = state.run_id
         leaves = pending_leaves(state)
         now = time.time()
@@ -240,6 +263,8 @@ class Runs:
         )
         try:
             await self.store.save_suspended(record, rows, owner=owner, applied=applied)
+        except LeaseNotHeld:
+            return None
         except WardenError as exc:
             return [make_chunk("error", run_id, error=exc.message, code=exc.code)]
         if text is not None:  # stored as pydantic wrote it: a decision here may reuse the state
@@ -249,20 +274,9 @@ class Runs:
             notify(self.pending_listeners, [PendingNotice.from_rows(record, r) for r in rows if r.created_at >= began])
         announced: list[Chunk] = []
         for leaf, row in zip(leaves, rows, strict=True):
-            if leaf.kind == "approval":
-                chunk = approval_chunk(run_id, row, leaf.call)
-            else:
-                chunk = make_chunk(
-                    "tool-call-suspended",
-                    run_id,
-                    tool_call_id=row.tool_call_id,
-                    tool_name=row.tool_name,
-                    args=row.args,
-                    suspend_payload=row.suspend_payload,
-                    resume_schema=row.resume_schema,
-                    agent_path=row.agent_path,
-                )
-            announced.append(chunk)
+            announced.append(
+                approval_chunk(run_id, row, leaf.call) if leaf.kind == "approval" else suspended_chunk(run_id, row)
+            )
         return announced
 
     async def grant_for(self, agent: AgentDefinition, state: RunState, call: CallState) -> str | None:

@@ -115,9 +115,10 @@ async def _still_waiting(
 
 
 def approval_chunk(
-    run_id: str, row: PendingCallRow, call: CallState, approvals: list[dict[str, Any]] | None = None
+    run_id: str, row: PendingCallRow, call: CallState | None, approvals: list[dict[str, Any]] | None = None
 ) -> Chunk:
-    """The ``tool-call-approval`` chunk of a stored pending call (its policy rule and votes included)."""
+    """The ``tool-call-approval`` chunk of a stored pending call (its policy rule and votes included);
+    without its ``CallState``, from the row alone (no policy reason)."""
     return make_chunk(
         "tool-call-approval",
         run_id,
@@ -128,8 +129,22 @@ def approval_chunk(
         resume_schema=row.resume_schema,
         agent_path=row.agent_path,
         expires_at=None if row.expires_at is None else datetime.fromtimestamp(row.expires_at, UTC),
-        policy_rule=call.policy_rule,
-        policy_reason=call.policy_reason,
-        approvers_required=call.approvers_required,
+        policy_rule=row.policy_rule if call is None else call.policy_rule,
+        policy_reason=None if call is None else call.policy_reason,
+        approvers_required=row.approvers_required if call is None else call.approvers_required,
         approvals=approvals or [],
+    )
+
+
+def suspended_chunk(run_id: str, row: PendingCallRow) -> Chunk:
+    """The ``tool-call-suspended`` chunk of a stored call waiting for resume data."""
+    return make_chunk(
+        "tool-call-suspended",
+        run_id,
+        tool_call_id=row.tool_call_id,
+        tool_name=row.tool_name,
+        args=row.args,
+        suspend_payload=row.suspend_payload,
+        resume_schema=row.resume_schema,
+        agent_path=row.agent_path,
     )

@@ -29,6 +29,15 @@ class StorageError(WardenError):
     code = "STORAGE_ERROR"
 
 
+class LeaseNotHeld(StorageError):
+    """A write by a process that no longer holds the run's lease (it stalled past it and another took
+    the run over): nothing was written. Its code stays ``STORAGE_ERROR``."""
+
+    @classmethod
+    def on(cls, store: str, run_id: str) -> LeaseNotHeld:
+        return cls(f"{store}: lost the lease on run {run_id!r}; not saved")
+
+
 class StoreClosed(StorageError):
     code = "STORAGE_CLOSED"
 

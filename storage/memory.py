@@ -14,7 +14,7 @@ from typing import Any
 
 from storage import rules
 from storage.audit import AuditFilter, seal_in_place
-from storage.errors import StorageError, StoreClosed
+from storage.errors import LeaseNotHeld, StorageError, StoreClosed
 from storage.front import StoreFront
 from storage.listing import SuspendedFilter, count_kinds
 from storage.records import (
@@ -92,7 +92,7 @@ class InMemoryStore(StoreFront):
         else:
             current = self._runs.get(run.run_id)
             if current is None or not rules.holds(current, owner, now):
-                raise StorageError(f"{self.name}: lost the lease on run {run.run_id!r}; not saved")
+                raise LeaseNotHeld.on(self.name, run.run_id)
             stored = copy_row(current)
             stored.snapshot, stored.version = run.snapshot, current.version + 1
             self._free(stored, "suspended")
