@@ -31,7 +31,7 @@ import asyncpg
 from asyncpg.exceptions import InvalidCachedStatementError, OutdatedSchemaCacheError
 from asyncpg.prepared_stmt import PreparedStatement
 
-from storage import rules
+from storage import rules, stats
 from storage import sql_common as q
 from storage.audit import hash_template
 from storage.errors import (
@@ -552,6 +552,8 @@ class PostgresStore(SqlStore):
         self._inserted_chars = 0
         #: transactions the server rolled back to break a deadlock or a serialization failure, run again
         self.transactions_retried = 0
+        #: what the store warned about autovacuum when it opened (None: it cleans Warden's tables)
+        self.vacuum_warning: str | None = None
 
     def __repr__(self) -> str:
         return self.name
@@ -589,6 +591,7 @@ class PostgresStore(SqlStore):
             raise self._typed(exc, opening=True) from None
         try:
             await self._migrate(first)
+            await self._check_vacuum(first)
             pool.put(first)
             if self.min_size > 1:
                 more = await asyncio.gather(*(pool.get() for _ in range(min(self.min_size, self.max_size) - 1)))
@@ -645,6 +648,16 @@ class PostgresStore(SqlStore):
         if isinstance(exc, asyncpg.PostgresError | asyncpg.InterfaceError):
             return StorageError(f"{self.name}: {text}")
         return exc
+
+    async def _check_vacuum(self, conn: asyncpg.Connection) -> None:
+        """Warn (in the log, once per pool) when autovacuum will not clean Warden's tables: globally off, or
+        off for one of them. ``vacuum_warning`` keeps what was said (None: autovacuum is on)."""
+        rows = await conn.fetch(stats.PG_TABLES, list(stats.TABLES))
+        autovacuum, track_counts, _ = await conn.fetchrow(stats.PG_SETTINGS)
+        off = [r[0] for r in rows if not stats.table_autovacuum(r[5])]
+        self.vacuum_warning = stats.vacuum_warning(autovacuum, track_counts, off)
+        if self.vacuum_warning is not None:
+            _log.warning("%s: %s", self.name, self.vacuum_warning)
 
     async def _migrate(self, conn: asyncpg.Connection) -> None:
         if await self._schema_current(conn):

@@ -302,6 +302,39 @@ async def test_the_wal_starts_over_under_a_steady_stream_of_inline_writes(tmp_pa
     assert sizes[-1] <= sizes[2], sizes  # bounded, not growing
 
 
+async def test_the_wal_file_is_cut_back_once_a_burst_is_checkpointed(tmp_path, monkeypatch):
+    """A burst of large commits grows the WAL file far past its usual size; once SQLite starts the WAL
+    over, ``journal_size_limit`` cuts the file back (without it the file kept its largest size for good)."""
+    import asyncio
+    import os
+
+    import storage.sqlite
+
+    monkeypatch.setattr(storage.sqlite, "JOURNAL_SIZE_LIMIT", 2 * 2**20)
+    monkeypatch.setattr(storage.sqlite, "WAL_RESTART_FRAMES", 256)
+    path = tmp_path / "w.db"
+    wal = str(path) + "-wal"
+    store = SqliteStore(path)
+    try:
+        for i in range(12):  # ~12 MB in a dozen commits: no checkpoint among them (one every 256 commits)
+            run = run_row(i)
+            run.snapshot = "x" * 2**20
+            await store.save_suspended(run, [call_row(i)])
+        burst = os.path.getsize(wal)
+        assert burst > 10 * 2**20
+        for i in range(12):
+            await store.finish_run(run_row(i).run_id, None)
+        for i in range(100, 1300):  # small commits: checkpoints, the WAL started over, its file cut
+            await store.save_suspended(run_row(i), [call_row(i)])
+            await store.finish_run(run_row(i).run_id, None)
+            await asyncio.sleep(0)
+        after = os.path.getsize(wal)
+    finally:
+        await store.aclose()
+    # cut back to the limit, then grown again by the small commits since the last restart alone
+    assert after < 4 * 2**20 and burst > 3 * after, (burst, after)
+
+
 async def test_full_synchronous_never_runs_inline(tmp_path):
     store = SqliteStore(tmp_path / "w.db", synchronous="FULL")
     await store.setup()

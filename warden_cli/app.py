@@ -27,6 +27,7 @@ from warden_cli.mcp_proxy import mcp_proxy_command
 from warden_cli.policy import PolicyOption, ShadowPolicyOption, policy_app, use_policy_files
 from warden_cli.runs import grants_app, runs_app
 from warden_cli.serve import serve_command, tokens_app
+from warden_cli.store import store_app
 from warden_cli.web import web_command
 from warden_demo.runtime_choice import Settings
 
@@ -45,6 +46,7 @@ app.add_typer(audit_app, name="audit")
 app.add_typer(tokens_app, name="tokens")
 app.add_typer(grants_app, name="grants")
 app.add_typer(policy_app, name="policy")
+app.add_typer(store_app, name="store")
 app.command("serve")(serve_command)
 app.command("web")(web_command)
 app.command("mcp-proxy", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(mcp_proxy_command)
