@@ -5,7 +5,9 @@ separate SQLite file before it returns, and sleeps a little so kills land
 inside it too. The model calls ``act`` once or twice (``CHAOS_CALLS``) on a
 user turn and, after the tool results, answers "done" and records that the run
 reached its final model step. Paths and the lease come from the environment
-(``CHAOS_DB``, ``CHAOS_EXEC``, ``CHAOS_LEASE``) so the CLI can load it too.
+(``CHAOS_DB``: a SQLite path or a ``postgresql://`` URL, ``CHAOS_EXEC``, ``CHAOS_LEASE``) so the CLI
+and ``warden serve --app bench.chaos_app:build`` (``bench/chaos_instances.py``) can load it too.
+The execution log is written with ``synchronous = FULL``: each row is fsynced before the tool returns.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pydantic import BaseModel
 
 from agent_core import Agent, Runtime, create_tool
 from agent_core.models import FunctionModel, Message, ModelRequestInfo, ModelResponse, ToolCall
-from storage import SqliteStore
+from storage import open_store
 
 
 class ActIn(BaseModel):
@@ -30,6 +32,7 @@ class ActIn(BaseModel):
 def _exec_db(path: str) -> sqlite3.Connection:
     db = sqlite3.connect(path, timeout=60, isolation_level=None)
     db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA synchronous = FULL")  # fsynced before the tool returns: the log outlives any kill
     db.execute("CREATE TABLE IF NOT EXISTS executions (run_id TEXT, call_id TEXT, pid INTEGER, at REAL)")
     db.execute("CREATE TABLE IF NOT EXISTS finished (run_id TEXT, pid INTEGER, at REAL)")
     return db
@@ -61,4 +64,4 @@ def build() -> Runtime:
     """The runtime, from the environment (``--app bench.chaos_app:build``)."""
     lease = float(os.environ.get("CHAOS_LEASE", "2"))
     agent = build_agent(os.environ["CHAOS_EXEC"], int(os.environ.get("CHAOS_CALLS", "1")))
-    return Runtime(agents={"chaos": agent}, storage=SqliteStore(os.environ["CHAOS_DB"]), lease_seconds=lease)
+    return Runtime(agents={"chaos": agent}, storage=open_store(os.environ["CHAOS_DB"]), lease_seconds=lease)

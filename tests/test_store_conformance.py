@@ -1011,3 +1011,30 @@ async def test_postgres_the_rows_a_store_remembers_are_bounded(monkeypatch):
             assert store._inserted == {} and store._inserted_chars == 0
         finally:
             await store.aclose()
+
+
+async def test_recovery_settling_runs_while_others_of_the_agent_are_claimed(backend):
+    """Issue 43's deadlock, at full speed: one connection settles lapsed runs while another claims other
+    runs of the same agent, all at once. Every call ends once where it should, with one audit chain."""
+    one, two = backend.open(), backend.open()
+    for i in range(12):
+        await one.save_suspended(run_row(i), [call_row(i)])
+    for i in range(6):  # decided by a process that died: lapsed once the lease runs out
+        got = await one.claim(
+            run_row(i).run_id, "c", kinds=("approval",), decide=approve, owner="dead", lease_seconds=0.01
+        )
+        assert got.run is not None
+    await asyncio.sleep(0.05)
+    settled = [one.settle(run_row(i).run_id) for i in range(6)]
+    claimed = [
+        two.claim(run_row(i).run_id, "c", kinds=("approval",), decide=approve, owner="live", lease_seconds=60)
+        for i in range(6, 12)
+    ]
+    results = await asyncio.gather(*settled, *claimed)
+    assert results[:6] == [1] * 6 and all(r.outcome == "ok" and r.run is not None for r in results[6:])
+    rows, total = await one.list_suspended(per_page=50)
+    assert total == 6 and sorted(r.run.run_id for r in rows) == [run_row(i).run_id for i in range(6)]
+    assert all(c.status == "pending" for r in rows for c in r.calls)
+    audit = await one.audit_log()
+    assert sorted(a.decision for a in audit) == ["approved"] * 12 + ["returned-to-pending"] * 6
+    assert verify_chain(audit).ok
