@@ -139,6 +139,7 @@ class _Word:
     static: bool
     unquoted_glob: bool = False  # an unquoted * ? [ (a pattern bash expands)
     brace: bool = False  # an unquoted {a,b} / {1..3} (bash expands it into several words)
+    newline: bool = False  # an unquoted newline inside the word: bash would have split there
 
 
 @dataclass
@@ -401,6 +402,7 @@ class _Ctx:
             True,
             unquoted_glob=any(ch in unquoted for ch in "*?["),
             brace=_brace_expands(unquoted),
+            newline="\n" in unquoted,
         )
 
     # -- commands -----------------------------------------------------------------------------
@@ -408,6 +410,7 @@ class _Ctx:
         words: list[_Word] = []
         assignments: list[Any] = []
         previous = None
+        split_at: int | None = None
         own, redirect_problem = self.redirects_of(node)
         for child in node.children:
             if previous is not None and self.data[previous.end_byte : child.start_byte] == b"\\\n":
@@ -429,6 +432,13 @@ class _Ctx:
                 words.append(self.word(child))
             elif not child.is_named and t not in ("(", ")"):
                 problem = problem or f"unexpected {t!r} in a command"
+            if words and words[-1].newline and split_at is None:
+                split_at = child.start_byte + child.text.index(b"\n")
+        if split_at is not None:
+            # the grammar kept a line that bash starts anew (`ls` NEWLINE `\rm x`) inside one word: the rest
+            # of the command is parsed again on its own, so a rule on what follows still applies
+            rest = self.data[split_at : node.end_byte].decode("utf-8", "replace")
+            self.pending.append((rest, self.depth + 1, self.via, inherited))
         for a in assignments:
             problem = problem or _assignment_problem(self.text(a))
         redirects = inherited + own
@@ -583,11 +593,15 @@ def _word_problem(words: list[_Word]) -> str | None:
         return "the program is not static (a variable or a substitution)"
     if program.unquoted_glob:
         return "the program is a pattern bash expands"
+    if program.value.startswith("-"):
+        return f"the program {program.value[:60]!r} looks like an option (a wrapper read differently?)"
     for w in words:
         if not w.static:
             return f"the argument {w.value[:60]!r} is not static"
         if w.brace:
             return f"{w.value[:60]!r} is a brace expansion (several words)"
+        if w.newline:
+            return "a word holds an unquoted newline (the grammar and bash would read it differently)"
     return None
 
 
@@ -806,7 +820,7 @@ def _unwrap(
         key = v.split("=", 1)[0] if v.startswith("--") else v
         if key in refused or (not v.startswith("--") and v[:2] in refused):
             return None, refused.get(key) or refused[v[:2]], name, None
-        if key in flags:
+        if key in flags or (name == "nice" and v[1:].isdigit()):  # nice -10
             i += 1
             continue
         if key in valued:
@@ -819,9 +833,6 @@ def _unwrap(
                 continue
             if all(f"-{c}" in flags for c in v[1:]):
                 i += 1  # -EH: bundled flags
-                continue
-            if name == "nice" and v[1:].isdigit():
-                i += 1  # nice -10
                 continue
         if key in _ATTACHED_OPTIONAL.get(name, ()):
             i += 1
