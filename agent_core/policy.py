@@ -26,6 +26,7 @@ from agent_core.policy_commands import (
     CommandTable,
     Segment,
     SegmentDecision,
+    SegmentIndex,
     check_prefixes,
     check_statements,
     segment_matches,
@@ -165,6 +166,7 @@ class Policy:
         self.rules: tuple[PolicyRule, ...] = tuple(built)
         self.commands: CommandTable = _command_table(commands)
         self._check_command_rules()
+        self._segment_rules = SegmentIndex(self.rules)
         #: every variable some ``when`` references (None: an engine that cannot tell): what gets bound.
         self._names: frozenset[str] | None = frozenset()
         for compiled in self._when.values():
@@ -238,9 +240,13 @@ class Policy:
         for rule in self.rules:
             name = f"rule {rule.id!r}"
             if rule.commands is not None and not self.commands.shell:
-                raise PolicyInvalid(f"{name}: 'commands' needs a shell tool in [commands] (shell = {{ bash = \"command\" }})")
+                raise PolicyInvalid(
+                    f"{name}: 'commands' needs a shell tool in [commands] (shell = {{ bash = \"command\" }})"
+                )
             if rule.statements is not None and not self.commands.sql:
-                raise PolicyInvalid(f"{name}: 'statements' needs a SQL tool in [commands] (sql = {{ run_sql = \"query\" }})")
+                raise PolicyInvalid(
+                    f"{name}: 'statements' needs a SQL tool in [commands] (sql = {{ run_sql = \"query\" }})"
+                )
             compiled = self._when[rule.id]
             if not rule.per_segment and compiled is not None and compiled.names and "segment" in compiled.names:
                 raise PolicyInvalid(f"{name}: 'segment' is bound only for rules with 'commands' or 'statements'")
@@ -295,16 +301,10 @@ class Policy:
         out: list[_Candidate] = []
         bound: list[Any] = []
         for rule in self.rules:
-            if rule.per_segment:
-                continue
-            try:
-                if not self.holds(rule, variables, bound):
-                    continue
-            except CelError as exc:
-                out.append(_Candidate("ask", rule, self.version, rule.approvers, f"rule {rule.id!r}: {exc}"))
-                continue
-            kind = cast(PolicyDecisionKind, rule.decision)
-            out.append(_Candidate(kind, rule, self.version, rule.approvers if kind == "ask" else 1))
+            if not rule.per_segment:
+                candidate = self._rule_candidate(rule, variables, bound)
+                if candidate is not None:
+                    out.append(candidate)
         tool = variables.get("tool")
         found = self.commands.segments(tool, variables.get("args") or {}) if isinstance(tool, str) else None
         if found is None:
@@ -316,29 +316,32 @@ class Policy:
         text = (variables.get("args") or {}).get(argument[1]) if argument else None
         return _Verdict(out, [d for d, _ in decided], (language, text if isinstance(text, str) else repr(text)))
 
+    def _rule_candidate(self, rule: PolicyRule, variables: Mapping[str, Any], bound: list[Any]) -> _Candidate | None:
+        """What ``rule`` says when it holds (None when it does not); an evaluation error is ``ask``."""
+        try:
+            if not self.holds(rule, variables, bound):
+                return None
+        except CelError as exc:
+            return _Candidate("ask", rule, self.version, rule.approvers, f"rule {rule.id!r}: {exc}")
+        kind = cast(PolicyDecisionKind, rule.decision)
+        return _Candidate(kind, rule, self.version, rule.approvers if kind == "ask" else 1)
+
     def _segment(self, seg: Segment, variables: Mapping[str, Any]) -> tuple[SegmentDecision, _Candidate]:
         """One segment under this policy's segment rules: deny > ask > allow, else the default;
         a segment that is not fully seen is never allowed."""
         found: list[_Candidate] = []
         with_segment: dict[str, Any] | None = None
         bound: list[Any] = []
-        for rule in self.rules:
-            if not rule.per_segment or not segment_matches(seg, rule.commands, rule.statements):
-                continue
+        for index in self._segment_rules.matching(seg):
             if with_segment is None:
                 with_segment = {**variables, "segment": seg.cel()}
-            try:
-                if not self.holds(rule, with_segment, bound):
-                    continue
-            except CelError as exc:
-                found.append(_Candidate("ask", rule, self.version, rule.approvers, f"rule {rule.id!r}: {exc}"))
-                continue
-            kind = cast(PolicyDecisionKind, rule.decision)
-            found.append(_Candidate(kind, rule, self.version, rule.approvers if kind == "ask" else 1))
+            candidate = self._rule_candidate(self.rules[index], with_segment, bound)
+            if candidate is not None:
+                found.append(candidate)
         if not found:
             found = [_Candidate(self.default, None, self.version, 1)]
         top = max(_RANK[c.kind] for c in found)
-        chosen = next(c for c in found if _RANK[c.kind] == top)
+        chosen: _Candidate = next(c for c in found if _RANK[c.kind] == top)
         approvers = max([c.approvers for c in found if c.kind == "ask"] or [1])
         errors = "; ".join(c.error for c in found if c.error) or None
         if seg.unseen is not None and (chosen.kind == "allow" or (chosen.kind == "ask" and chosen.rule is None)):

@@ -68,14 +68,16 @@ class CommandTable:
                 isinstance(k, str) and k and isinstance(v, str) and v and len(k) <= _MAX_TOKEN and len(v) <= _MAX_TOKEN
                 for k, v in raw.items()
             ):
-                raise CommandsInvalid(f"[commands].{key} must map tool names to argument names, like {{ bash = \"command\" }}")
+                raise CommandsInvalid(
+                    f'[commands].{key} must map tool names to argument names, like {{ bash = "command" }}'
+                )
             tables[key] = dict(raw)
         both = set(tables["shell"]) & set(tables["sql"])
         if both:
             raise CommandsInvalid(f"tool(s) {', '.join(sorted(both))} are declared both shell and sql in [commands]")
         dialect = data.get("sql_dialect", "postgres")
         if not isinstance(dialect, str) or not dialect:
-            raise CommandsInvalid("[commands].sql_dialect must be a sqlglot dialect name, like \"postgres\"")
+            raise CommandsInvalid('[commands].sql_dialect must be a sqlglot dialect name, like "postgres"')
         problem = check_dialect(dialect)
         if problem:
             raise CommandsInvalid(f"[commands].sql_dialect {dialect!r}: {problem}")
@@ -103,7 +105,9 @@ class CommandTable:
         if found is None:
             return None
         language, argument = found
-        return language, split(language, args.get(argument) if isinstance(args, Mapping) else None, self.sql_dialect, argument)
+        return language, split(
+            language, args.get(argument) if isinstance(args, Mapping) else None, self.sql_dialect, argument
+        )
 
 
 def split(language: Language, value: Any, dialect: str, argument: str = "command") -> tuple[Segment, ...]:
@@ -121,7 +125,7 @@ def split(language: Language, value: Any, dialect: str, argument: str = "command
 def check_prefixes(raw: Any, where: str) -> tuple[tuple[str, ...], ...]:
     """A rule's ``commands`` (or a grant's ``prefixes``): a list of non-empty lists of exact tokens."""
     if not isinstance(raw, Sequence) or isinstance(raw, str) or not raw or len(raw) > _MAX_PREFIXES:
-        raise CommandsInvalid(f"{where} must be a list of argv prefixes, like [[\"git\", \"status\"], [\"ls\"]]")
+        raise CommandsInvalid(f'{where} must be a list of argv prefixes, like [["git", "status"], ["ls"]]')
     out: list[tuple[str, ...]] = []
     for prefix in raw:
         if (
@@ -140,7 +144,7 @@ def check_prefixes(raw: Any, where: str) -> tuple[tuple[str, ...], ...]:
 def check_statements(raw: Any, where: str) -> tuple[str, ...]:
     """A rule's ``statements`` (or a grant's): a list of kinds from ``STATEMENT_KINDS``."""
     if not isinstance(raw, Sequence) or isinstance(raw, str) or not raw:
-        raise CommandsInvalid(f"{where} must be a list of statement kinds, like [\"select\"]")
+        raise CommandsInvalid(f'{where} must be a list of statement kinds, like ["select"]')
     bad = [k for k in raw if k not in STATEMENT_KINDS]
     if bad:
         raise CommandsInvalid(f"{where}: unknown statement kind(s) {bad!r:.80} (known: {', '.join(STATEMENT_KINDS)})")
@@ -152,6 +156,30 @@ def segment_matches(segment: Segment, prefixes: Sequence[Sequence[str]] | None, 
     if isinstance(segment, ShellSegment):
         return prefixes is not None and any(segment.starts_with(p) for p in prefixes)
     return kinds is not None and segment.kind in kinds
+
+
+class SegmentIndex:
+    """The segment rules of a policy indexed by program (shell) and kind (SQL): a segment is compared
+    only with the prefixes that start with its program, whatever the number of rules."""
+
+    def __init__(self, rules: Sequence[Any]) -> None:
+        self._programs: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
+        self._kinds: dict[str, list[int]] = {}
+        for i, rule in enumerate(rules):
+            for prefix in rule.commands or ():
+                self._programs.setdefault(prefix[0], []).append((i, tuple(prefix)))
+            for kind in rule.statements or ():
+                self._kinds.setdefault(kind, []).append(i)
+
+    def matching(self, segment: Segment) -> list[int]:
+        """The indexes (in rule order) of the rules whose ``commands``/``statements`` cover ``segment``."""
+        if isinstance(segment, SqlStatement):
+            return self._kinds.get(segment.kind, [])
+        argv = segment.argv
+        if not argv:
+            return []
+        found = {i for i, p in self._programs.get(argv[0], ()) if argv[: len(p)] == p}
+        return sorted(found)
 
 
 @dataclass(frozen=True)
@@ -196,7 +224,13 @@ def segment_prefix(segment: ShellSegment) -> tuple[str, ...]:
     argv = segment.argv
     if not argv:
         return ()
-    if len(argv) > 1 and not argv[1].startswith("-") and "/" not in argv[1] and "." not in argv[1] and "=" not in argv[1]:
+    if (
+        len(argv) > 1
+        and not argv[1].startswith("-")
+        and "/" not in argv[1]
+        and "." not in argv[1]
+        and "=" not in argv[1]
+    ):
         return argv[:2]
     return argv[:1]
 

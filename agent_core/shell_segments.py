@@ -271,7 +271,9 @@ def _walk(
         elif kind == "test_command" or (kind == "compound_statement" and _is_arith(node)):
             ctx.arithmetic(node, redirects, problem)
         elif kind == "c_style_for_statement" and _has_variables(node):
-            acc.add(ShellSegment(_shorten(ctx.text(node)), ("for",), unseen="arithmetic on variables can run code", via=via))
+            acc.add(
+                ShellSegment(_shorten(ctx.text(node)), ("for",), unseen="arithmetic on variables can run code", via=via)
+            )
         step = 1 if kind in _STRUCTURAL else 0
         for child in reversed(node.children):
             if child.is_named:
@@ -367,6 +369,16 @@ class _Ctx:
     # -- words --------------------------------------------------------------------------------
     def word(self, node: Any) -> _Word:
         """A word's value as bash would pass it (quote removal); non-static words keep their text."""
+        if node.type == "word" or node.type == "number":
+            raw = self.text(node)
+            if "\\" not in raw:  # the common case: plain text, nothing to remove
+                return _Word(
+                    raw,
+                    True,
+                    unquoted_glob="*" in raw or "?" in raw or "[" in raw,
+                    brace="{" in raw and _brace_expands(raw),
+                    newline="\n" in raw,
+                )
         parts: list[tuple[str, bool]] = []  # (chars, quoted)
         static = True
         stack = [node]
@@ -427,7 +439,7 @@ class _Ctx:
             elif t in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
                 continue
             elif t == "$":  # `$"..."` (a translated string) splits into `$` and a string
-                problem = problem or "a translated string ($\"...\")"
+                problem = problem or 'a translated string ($"...")'
             elif child.is_named and t != "comment":
                 words.append(self.word(child))
             elif not child.is_named and t not in ("(", ")"):
@@ -465,7 +477,11 @@ class _Ctx:
         own, redirect_problem = self.redirects_of(node)
         self.acc.add(
             ShellSegment(
-                _shorten(self.text(node)), tuple(argv), inherited + own, unseen=problem or redirect_problem, via=self.via
+                _shorten(self.text(node)),
+                tuple(argv),
+                inherited + own,
+                unseen=problem or redirect_problem,
+                via=self.via,
             )
         )
 
@@ -513,9 +529,7 @@ class _Ctx:
                 problem = problem or "hash -p changes what a name runs"
             if program.static and name in ("mapfile", "readarray") and any(a.startswith("-C") for a in argv[1:]):
                 problem = problem or f"{name} -C runs a callback"
-            inner, inner_problem, label, strings = (
-                _unwrap(name, words) if program.static else (None, None, None, None)
-            )
+            inner, inner_problem, label, strings = _unwrap(name, words) if program.static else (None, None, None, None)
             problem = problem or inner_problem
             self.acc.add(ShellSegment(text, tuple(argv), redirects, unseen=problem, via=via))
             if inner_problem is not None:
@@ -612,6 +626,8 @@ def _join(words: list[_Word]) -> str:
 # -- quote removal ---------------------------------------------------------------------------------
 def _unescape_unquoted(text: str) -> list[tuple[str, bool]]:
     """An unquoted word: a backslash quotes the next character; backslash-newline disappears."""
+    if "\\" not in text:
+        return [(text, False)]
     out: list[tuple[str, bool]] = []
     i = 0
     plain: list[str] = []
@@ -676,17 +692,17 @@ def _ansi_c(body: str) -> str | None:
             out.append(_ANSI_SIMPLE[nxt])
             i += 2
             continue
-        m = None
         if nxt in "01234567":
-            m = re.match(r"[0-7]{1,3}", body[i + 1 :])
-            code, used = int(m.group(0), 8) & 0xFF, len(m.group(0))
+            octal = re.match(r"[0-7]{1,3}", body[i + 1 :])
+            assert octal is not None  # nxt is an octal digit
+            code, used = int(octal.group(0), 8) & 0xFF, len(octal.group(0))
         elif nxt == "x":
             m = re.match(r"[0-9a-fA-F]{1,2}", body[i + 2 :])
             if m is None:
                 return None
             code, used = int(m.group(0), 16), 1 + len(m.group(0))
         elif nxt in "uU":
-            m = re.match(r"[0-9a-fA-F]{1,%d}" % (4 if nxt == "u" else 8), body[i + 2 :])
+            m = re.match(r"[0-9a-fA-F]{1,4}" if nxt == "u" else r"[0-9a-fA-F]{1,8}", body[i + 2 :])
             if m is None:
                 return None
             code, used = int(m.group(0), 16), 1 + len(m.group(0))
@@ -729,7 +745,10 @@ _WRAPPERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "exec": (frozenset({"-c", "-l"}), frozenset({"-a"})),
     "nohup": (frozenset(), frozenset()),
     "nice": (frozenset(), frozenset({"-n", "--adjustment"})),
-    "time": (frozenset({"-p", "-a", "-v", "-q", "--append", "--verbose", "--quiet", "--portability"}), frozenset({"-f", "--format"})),
+    "time": (
+        frozenset({"-p", "-a", "-v", "-q", "--append", "--verbose", "--quiet", "--portability"}),
+        frozenset({"-f", "--format"}),
+    ),
     "timeout": (
         frozenset({"--preserve-status", "--foreground", "-v", "--verbose"}),
         frozenset({"-s", "--signal", "-k", "--kill-after"}),
@@ -737,25 +756,91 @@ _WRAPPERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "stdbuf": (frozenset(), frozenset({"-i", "-o", "-e", "--input", "--output", "--error"})),
     "sudo": (
         frozenset(
-            {"-A", "-b", "-E", "-H", "-k", "-n", "-P", "-S", "--askpass", "--background", "--preserve-env",
-             "--set-home", "--reset-timestamp", "--non-interactive", "--preserve-groups", "--stdin"}
+            {
+                "-A",
+                "-b",
+                "-E",
+                "-H",
+                "-k",
+                "-n",
+                "-P",
+                "-S",
+                "--askpass",
+                "--background",
+                "--preserve-env",
+                "--set-home",
+                "--reset-timestamp",
+                "--non-interactive",
+                "--preserve-groups",
+                "--stdin",
+            }
         ),
         frozenset(
-            {"-C", "-D", "-g", "-h", "-p", "-R", "-r", "-t", "-T", "-U", "-u", "--close-from", "--chdir",
-             "--group", "--host", "--prompt", "--chroot", "--role", "--type", "--command-timeout",
-             "--other-user", "--user"}
+            {
+                "-C",
+                "-D",
+                "-g",
+                "-h",
+                "-p",
+                "-R",
+                "-r",
+                "-t",
+                "-T",
+                "-U",
+                "-u",
+                "--close-from",
+                "--chdir",
+                "--group",
+                "--host",
+                "--prompt",
+                "--chroot",
+                "--role",
+                "--type",
+                "--command-timeout",
+                "--other-user",
+                "--user",
+            }
         ),
     ),
     "doas": (frozenset({"-n"}), frozenset({"-u"})),
     "coproc": (frozenset(), frozenset()),
     "xargs": (
         frozenset(
-            {"-0", "-o", "-p", "-r", "-t", "-x", "--null", "--open-tty", "--interactive", "--no-run-if-empty",
-             "--verbose", "--exit"}
+            {
+                "-0",
+                "-o",
+                "-p",
+                "-r",
+                "-t",
+                "-x",
+                "--null",
+                "--open-tty",
+                "--interactive",
+                "--no-run-if-empty",
+                "--verbose",
+                "--exit",
+            }
         ),
         frozenset(
-            {"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter", "--max-lines",
-             "--max-args", "--max-procs", "--max-chars", "--process-slot-var", "--replace", "--eof"}
+            {
+                "-a",
+                "-d",
+                "-E",
+                "-I",
+                "-L",
+                "-n",
+                "-P",
+                "-s",
+                "--arg-file",
+                "--delimiter",
+                "--max-lines",
+                "--max-args",
+                "--max-procs",
+                "--max-chars",
+                "--process-slot-var",
+                "--replace",
+                "--eof",
+            }
         ),
     ),
 }
@@ -777,9 +862,7 @@ _REFUSED_OPTIONS = {
 }
 
 
-def _unwrap(
-    name: str, words: list[_Word]
-) -> tuple[list[list[_Word]] | None, str | None, str | None, list[str] | None]:
+def _unwrap(name: str, words: list[_Word]) -> tuple[list[list[_Word]] | None, str | None, str | None, list[str] | None]:
     """What a wrapper runs: (inner commands, a reason it is unseen, the wrapper's label, shell strings).
 
     ``(None, None, None, None)``: not a wrapper (or a wrapper that runs nothing)."""
@@ -815,7 +898,7 @@ def _unwrap(
         if v == "--":
             i += 1
             break
-        if not v.startswith("-") or v == "-" and name != "env":
+        if not v.startswith("-") or (v == "-" and name != "env"):
             break
         key = v.split("=", 1)[0] if v.startswith("--") else v
         if key in refused or (not v.startswith("--") and v[:2] in refused):

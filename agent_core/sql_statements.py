@@ -22,7 +22,18 @@ from typing import Any
 __all__ = ["KINDS", "MAX_SQL_BYTES", "SqlStatement", "check_dialect", "parse_sql"]
 
 #: statement kinds from the least to the most dangerous; ``unknown`` (did not parse) stands apart.
-KINDS: tuple[str, ...] = ("select", "insert", "update", "delete", "create", "alter", "drop", "truncate", "grant", "other")
+KINDS: tuple[str, ...] = (
+    "select",
+    "insert",
+    "update",
+    "delete",
+    "create",
+    "alter",
+    "drop",
+    "truncate",
+    "grant",
+    "other",
+)
 _RANK = {k: i for i, k in enumerate(KINDS)}
 #: the longest SQL text parsed (UTF-8 bytes); a longer one is one ``unknown`` statement.
 MAX_SQL_BYTES = 64 * 1024
@@ -213,10 +224,12 @@ def _kind(tree: Any) -> str:
     return KINDS[best]
 
 
-def _node_kind(node: Any, exp: Any) -> str:  # noqa: PLR0911 - one branch per kind reads best
+def _node_kind(node: Any, exp: Any) -> str:
     if isinstance(node, exp.Insert):
         conflict = node.args.get("conflict")
-        return "update" if conflict is not None and "UPDATE" in str(conflict.args.get("action", "")).upper() else "insert"
+        return (
+            "update" if conflict is not None and "UPDATE" in str(conflict.args.get("action", "")).upper() else "insert"
+        )
     if isinstance(node, exp.Update):
         return "update"
     if isinstance(node, exp.Merge):

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
 import _common  # noqa: F401  (puts the project on sys.path)
-
-from pathlib import Path
 
 from agent_core import shell_segments
 from agent_core.policy import Policy, cel_variables
@@ -77,9 +76,7 @@ def main(n: int) -> None:
     d = coding.evaluate("bash", {"command": THREE})
     assert d.decision == "allow" and len(d.segments) == 3, d
     counter = iter(range(10**9))
-    fresh = per_call_us(
-        lambda: coding.evaluate("bash", {"command": f"{THREE} # {next(counter)}"}), n
-    )
+    fresh = per_call_us(lambda: coding.evaluate("bash", {"command": f"{THREE} # {next(counter)}"}), n)
     cached = per_call_us(lambda: coding.evaluate("bash", {"command": THREE}), n)
     parse = per_call_us(lambda: shell_segments._parse_uncached(THREE), n)
     print(f"  3-segment shell command, coding-agent policy ({len(coding.rules)} rules): {fresh:8.1f} µs/call "
