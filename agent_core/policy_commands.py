@@ -26,6 +26,8 @@ from agent_core.sql_statements import KINDS, SqlStatement, check_dialect, parse_
 __all__ = [
     "CommandGrant",
     "CommandTable",
+    "CommandsInvalid",
+    "command_grant_covers",
     "Segment",
     "SegmentDecision",
     "segment_prefix",
@@ -303,3 +305,13 @@ class CommandGrant:
             return f"whose {self.argument} runs only {' or '.join(s.upper() for s in self.statements)} statements"
         shown = " or ".join(f"`{shlex.join(p)} …`" for p in self.prefixes)
         return f"whose {self.argument} runs only {shown}"
+
+
+def command_grant_covers(command_match: Mapping[str, Any], args: Mapping[str, Any]) -> bool:
+    """Whether a stored grant's ``command_match`` covers a call's validated ``args`` (an invalid
+    stored value covers nothing)."""
+    try:
+        grant = CommandGrant.from_json(command_match)
+    except CommandsInvalid:
+        return False
+    return grant.covers(args)

@@ -112,22 +112,35 @@ class GrantSpec:
     args_match: dict[str, Any] | None = None
     #: seconds; None: until revoked (only when the operator chose it explicitly).
     expires_in: float | None = 3600
+    #: a command tool's grant ("always allow `git status`"): ``Runtime.grant``'s ``command_match``.
+    command_match: dict[str, Any] | None = None
 
     def kwargs(self) -> dict[str, Any]:
         """``Runtime.grant`` / ``WardenClient.grant``'s keyword arguments (the same names)."""
-        return {
+        out: dict[str, Any] = {
             "scope": self.scope,
             "scope_id": self.scope_id,
             "agent_id": self.agent_id,
             "args_match": self.args_match,
             "expires_in": self.expires_in,
         }
+        if self.command_match is not None:
+            out["command_match"] = self.command_match
+        return out
 
     def describe(self, tool_name: str) -> str:
         """The rule in words, the same wording as ``Grant.describe()``."""
         from agent_core.views import describe_grant
 
-        return describe_grant(tool_name, self.scope, self.scope_id, self.agent_id, self.args_match, self.expires_in)
+        return describe_grant(
+            tool_name,
+            self.scope,
+            self.scope_id,
+            self.agent_id,
+            self.args_match,
+            self.expires_in,
+            command_match=self.command_match,
+        )
 
 
 def _grants_allowed(agents: Any, tool_name: str) -> bool:
