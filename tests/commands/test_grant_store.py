@@ -50,7 +50,8 @@ async def test_a_schema_9_database_gains_the_column_and_keeps_its_grants(tmp_pat
             db.execute(statement)
         db.execute("INSERT INTO warden_schema (version) VALUES (?)", (version,))
     db.execute(
-        "INSERT INTO grants (id, tool_name, scope, agent_id, args_match, created_at) VALUES ('old', 'bash', 'agent', 'a', NULL, 1)"
+        "INSERT INTO grants (id, tool_name, scope, agent_id, args_match, created_at) "
+        "VALUES ('old', 'bash', 'agent', 'a', NULL, 1)"
     )
     db.commit()
     db.close()
