@@ -275,6 +275,8 @@ def _walk(
                 ShellSegment(_shorten(ctx.text(node)), ("for",), unseen="arithmetic on variables can run code", via=via)
             )
         step = 1 if kind in _STRUCTURAL else 0
+        if kind in ("command_substitution", "process_substitution"):
+            redirects, problem = (), None  # its output goes to the word, not to the outer redirection
         for child in reversed(node.children):
             if child.is_named:
                 stack.append((child, nesting + step, redirects, problem))
