@@ -20,16 +20,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agent_core.shell_segments import ShellSegment, parse_shell
+from agent_core.shell_segments import WRAPPER_PROGRAMS, ShellSegment, parse_shell
 from agent_core.sql_statements import KINDS, SqlStatement, check_dialect, parse_sql
 
 __all__ = [
     "CommandGrant",
     "CommandTable",
     "CommandsInvalid",
-    "command_grant_covers",
     "Segment",
     "SegmentDecision",
+    "command_grant_covers",
     "segment_prefix",
 ]
 
@@ -226,6 +226,8 @@ def segment_prefix(segment: ShellSegment) -> tuple[str, ...]:
     argv = segment.argv
     if not argv:
         return ()
+    if argv[0] in WRAPPER_PROGRAMS:  # `timeout 10 …`: the wrapper itself; what it runs is a segment of its own
+        return argv[:1]
     if (
         len(argv) > 1
         and not argv[1].startswith("-")

@@ -32,6 +32,7 @@ from typing import Any
 __all__ = [
     "MAX_COMMAND_BYTES",
     "MAX_NESTING",
+    "WRAPPER_PROGRAMS",
     "Redirect",
     "ShellSegment",
     "parse_shell",
@@ -862,6 +863,10 @@ _REFUSED_OPTIONS = {
     "doas": {"-s": "doas -s runs a shell reading stdin", "-C": "doas -C reads a config file"},
     "time": {"-o": "time -o writes a file", "--output": "time -o writes a file"},
 }
+
+
+#: every program this module sees through (its own segment, and one for what it runs).
+WRAPPER_PROGRAMS = frozenset({*_WRAPPERS, *_SHELLS_C, "eval", "trap", "find"})
 
 
 def _unwrap(name: str, words: list[_Word]) -> tuple[list[list[_Word]] | None, str | None, str | None, list[str] | None]:

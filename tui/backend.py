@@ -272,6 +272,11 @@ class ConsoleBackend(Protocol):
         """False when the tool was created with ``allow_grants=False`` (the grant key says so)."""
         ...
 
+    def command_argument(self, tool_name: str) -> str | None:
+        """The argument of ``tool_name`` that holds a shell command line, per the policy's
+        ``[commands].shell`` (None: not a shell tool, or no policy known here)."""
+        ...
+
     async def grant(self, tool_name: str, spec: GrantSpec) -> Any:
         """Create a grant (``agent_core.views.Grant``) as ``Runtime.grant`` does."""
         ...
@@ -443,6 +448,10 @@ class LocalBackend:
     def grants_allowed(self, tool_name: str) -> bool:
         return _grants_allowed(self.runtime.agents.values(), tool_name)
 
+    def command_argument(self, tool_name: str) -> str | None:
+        policy = self.runtime.policy
+        return policy.commands.shell.get(tool_name) if policy is not None else None
+
     async def grant(self, tool_name: str, spec: GrantSpec) -> Any:
         return await self.runtime.grant(tool_name, **spec.kwargs())
 
@@ -602,6 +611,9 @@ class RemoteBackend:
 
     def grants_allowed(self, tool_name: str) -> bool:
         return tool_name not in self._no_grants
+
+    def command_argument(self, tool_name: str) -> str | None:
+        return None  # a server does not say its policy: the grant choice pins arguments
 
     async def grant(self, tool_name: str, spec: GrantSpec) -> Any:
         return await self.client.grant(tool_name, **spec.kwargs())
