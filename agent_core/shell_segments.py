@@ -22,9 +22,9 @@ Python stack; ``bash -c`` strings are parsed on the same work list.
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
-from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -158,9 +158,7 @@ class _Acc:
 
 
 _PARSER: Any = None
-_CACHE: OrderedDict[str, tuple[ShellSegment, ...]] = OrderedDict()
-_CACHE_SIZE = 256
-_CACHE_MAX_TEXT = 4096
+_CACHE_MAX_TEXT = 4096  # texts up to this length are cached (the last 256)
 
 
 def _parser() -> Any:
@@ -178,16 +176,9 @@ def parse_shell(text: str) -> tuple[ShellSegment, ...]:
 
     Never raises on any string: text that does not parse, or exceeds a bound, is one segment
     with ``unseen`` set. Results of short texts are cached (segments are immutable)."""
-    cached = _CACHE.get(text)
-    if cached is not None:
-        _CACHE.move_to_end(text)
-        return cached
-    out = _parse_uncached(text)
-    if len(text) <= _CACHE_MAX_TEXT:
-        _CACHE[text] = out
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
-    return out
+    if isinstance(text, str) and len(text) <= _CACHE_MAX_TEXT:
+        return _parse_cached(text)
+    return _parse_uncached(text)
 
 
 def _parse_uncached(text: str) -> tuple[ShellSegment, ...]:
@@ -214,6 +205,9 @@ def _parse_uncached(text: str) -> tuple[ShellSegment, ...]:
     if not acc.out:  # nothing runs (empty, comments): one empty segment, decided by the default
         return (ShellSegment(text.strip(), ()),)
     return tuple(acc.out)
+
+
+_parse_cached = functools.lru_cache(maxsize=256)(_parse_uncached)
 
 
 def _whole(text: str, why: str, via: str | None = None) -> ShellSegment:

@@ -13,9 +13,9 @@ exceeds a bound) is kind ``unknown``, which no rule can allow.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,9 +85,7 @@ class SqlStatement:
         return {"kind": self.kind, "tables": list(self.tables), "has_where": self.has_where, "text": self.text}
 
 
-_CACHE: OrderedDict[tuple[str, str], tuple[SqlStatement, ...]] = OrderedDict()
-_CACHE_SIZE = 256
-_CACHE_MAX_TEXT = 4096
+_CACHE_MAX_TEXT = 4096  # texts up to this length are cached (the last 256)
 
 
 def check_dialect(name: str) -> str | None:
@@ -102,18 +100,11 @@ def check_dialect(name: str) -> str | None:
 
 
 def parse_sql(text: str, dialect: str = "postgres") -> tuple[SqlStatement, ...]:
-    """The statements of ``text`` in order; never raises (what does not parse is ``unknown``)."""
-    key = (dialect, text)
-    cached = _CACHE.get(key)
-    if cached is not None:
-        _CACHE.move_to_end(key)
-        return cached
-    out = _parse_uncached(text, dialect)
-    if len(text) <= _CACHE_MAX_TEXT:
-        _CACHE[key] = out
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
-    return out
+    """The statements of ``text`` in order; never raises (what does not parse is ``unknown``).
+    Results of short texts are cached (statements are immutable)."""
+    if isinstance(text, str) and len(text) <= _CACHE_MAX_TEXT:
+        return _parse_cached(text, dialect)
+    return _parse_uncached(text, dialect)
 
 
 def _unknown(text: str, why: str) -> SqlStatement:
@@ -145,6 +136,9 @@ def _parse_uncached(text: str, dialect: str) -> tuple[SqlStatement, ...]:
     if not out:  # only comments or semicolons: nothing to see, so nothing to allow
         return (_unknown(text.strip(), "the query holds no statement"),)
     return tuple(out)
+
+
+_parse_cached = functools.lru_cache(maxsize=256)(_parse_uncached)
 
 
 def _first_line(exc: BaseException) -> str:

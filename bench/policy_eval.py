@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import _common  # noqa: F401  (puts the project on sys.path)
+from _common import per_call_us
 
 from agent_core import shell_segments
 from agent_core.policy import Policy, cel_variables
@@ -43,15 +44,6 @@ POLICY = {
         {"id": "reads", "tools": ["get_*", "list_*"], "decision": "allow"},
     ],
 }
-
-
-def per_call_us(fn, n: int) -> float:
-    for _ in range(min(n, 500)):
-        fn()
-    t0 = time.perf_counter()
-    for _ in range(n):
-        fn()
-    return (time.perf_counter() - t0) / n * 1e6
 
 
 def main(n: int) -> None:

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 
 import _common  # noqa: F401  (puts the project on sys.path)
+from _common import per_call_us
 
 from tests.commands import corpus
 
@@ -51,15 +52,6 @@ def bashlex_parser() -> Callable[[str], bool]:
         return True
 
     return parse
-
-
-def per_call_us(fn: Callable[[], object], n: int) -> float:
-    for _ in range(min(n, 200)):
-        fn()
-    t0 = time.perf_counter()
-    for _ in range(n):
-        fn()
-    return (time.perf_counter() - t0) / n * 1e6
 
 
 def main(n: int) -> None:
