@@ -25,6 +25,7 @@ from agent_core.fingerprint import fingerprint
 from agent_core.limits import scrub
 from agent_core.notify import PendingCallback, PendingNotice, notify
 from agent_core.policy import Policy
+from agent_core.policy_commands import command_grant_covers
 from agent_core.policy_gate import policy_detail
 from agent_core.quorum import approval_chunk, suspended_chunk
 from agent_core.saved_states import SavedStates
@@ -289,10 +290,14 @@ class Runs:
         for g in grants:
             if not _in_scope(g, agent.id, state):
                 continue
-            if g.args_match:
+            if g.args_match or g.command_match:
                 if validated is None:
                     validated = _validated_args(agent, call)
-                if any(k not in validated or not _json_equal(validated[k], v) for k, v in g.args_match.items()):
+                if g.args_match and any(
+                    k not in validated or not _json_equal(validated[k], v) for k, v in g.args_match.items()
+                ):
+                    continue
+                if g.command_match and not command_grant_covers(g.command_match, validated):
                     continue
             await self.audit_policy(state, call, "granted", f"grant {g.id}", {"grant_id": g.id}, actor=g.created_by)
             return g.id

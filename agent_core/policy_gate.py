@@ -102,8 +102,14 @@ def validated_args(schema: type[BaseModel], args: Mapping[str, Any]) -> dict[str
 def blocked_message(d: PolicyDecision) -> str:
     """What the model is told when a policy denies a call."""
     if d.rule_id is None:
-        return "Blocked by policy (default deny)"
-    return f"Blocked by policy rule {d.rule_id}: {d.reason}" if d.reason else f"Blocked by policy rule {d.rule_id}"
+        text = "Blocked by policy (default deny)"
+    else:
+        text = f"Blocked by policy rule {d.rule_id}: {d.reason}" if d.reason else f"Blocked by policy rule {d.rule_id}"
+    denied = next((s for s in d.segments if s.decision == "deny"), None)
+    if denied is not None:  # a command tool: which command inside the line was denied
+        shown = denied.text if len(denied.text) <= 200 else denied.text[:199] + "…"
+        text += f" (in `{shown}`)"
+    return text
 
 
 def policy_detail(detail: dict[str, Any] | None, call: CallState | None) -> dict[str, Any] | None:

@@ -32,6 +32,7 @@ from agent_core.options import ListFilters, RunOptions, check_options
 from agent_core.pending import list_suspended
 from agent_core.persist import Runs
 from agent_core.policy import Policy
+from agent_core.policy_commands import CommandGrant, CommandsInvalid
 from agent_core.policy_gate import request_policy, with_policy
 from agent_core.stream import AgentStream
 from agent_core.structured import schema_of
@@ -398,6 +399,7 @@ class Runtime:
         args_match: dict[str, Any] | None = None,
         expires_in: float | None = 3600,
         actor: str | None = None,
+        command_match: dict[str, Any] | None = None,
     ) -> Grant:
         """Approve future gated calls of ``tool_name`` in a scope without asking (see ``Grant``).
 
@@ -405,6 +407,10 @@ class Runtime:
         agent hosted elsewhere declares (an MCP proxy's; ``handover.HANDOVER_TOOLS_KEY``). ``scope_id`` is required for
         ``run`` / ``thread`` / ``resource``; ``scope="agent"`` uses ``agent_id``.
         ``expires_in=None``: until revoked. Calls already pending are not decided.
+        ``command_match`` (a shell or SQL tool): ``{"argument": "command", "prefixes": [["git", "status"]]}``
+        covers a call only when every command in that argument starts with one of the prefixes and
+        none is unseen (``{"argument", "statements": ["select"], "dialect"}`` for SQL); see
+        ``agent_core.policy_commands.CommandGrant``.
         """
         if scope not in ("run", "thread", "resource", "agent"):
             raise InvalidRequest(f"scope must be run, thread, resource or agent, not {scope!r}")
@@ -416,6 +422,11 @@ class Runtime:
             raise InvalidRequest(f"scope={scope!r} needs scope_id (the {scope} id)")
         if args_match is not None and not isinstance(args_match, dict):
             raise InvalidRequest("args_match must be an object of argument values")
+        if command_match is not None:
+            try:
+                command_match = CommandGrant.from_json(command_match).to_json()
+            except CommandsInvalid as exc:
+                raise InvalidRequest(str(exc)) from None
         if expires_in is not None and (not isinstance(expires_in, int | float) or expires_in <= 0):
             raise InvalidRequest(f"expires_in must be a positive number of seconds or None, not {expires_in!r}")
         tools = _tools_named(self.agents.values(), tool_name, None if scope != "agent" else agent_id)
@@ -439,6 +450,7 @@ class Runtime:
             expires_at=None if expires_in is None else now + expires_in,
             created_by=actor if actor is not None else self.actor,
             created_at=now,
+            command_match=command_match,
         )
         await self.store.add_grant(row)
         return Grant.from_row(row)

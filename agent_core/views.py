@@ -190,6 +190,8 @@ class Grant(_View):
     ``scope``: ``run`` / ``thread`` / ``resource`` (``scope_id`` names which) or
     ``agent`` (``agent_id``). ``args_match``: argument values the call must have
     (each key compared by JSON equality with the validated arguments); None: any.
+    ``command_match``: for a shell or SQL tool, the argv prefixes (or statement kinds) every
+    command in the call must have (``agent_core.policy_commands.CommandGrant``); None: any.
     ``expires_at``: None means until revoked.
     """
 
@@ -201,6 +203,7 @@ class Grant(_View):
     args_match: dict[str, Any] | None = None
     expires_at: datetime | None = None
     created_by: str | None = None
+    command_match: dict[str, Any] | None = None
 
     @classmethod
     def from_row(cls, row: GrantRow) -> Grant:
@@ -213,6 +216,7 @@ class Grant(_View):
             args_match=row.args_match,
             expires_at=None if row.expires_at is None else datetime.fromtimestamp(row.expires_at, UTC),
             created_by=row.created_by,
+            command_match=row.command_match,
         )
 
     def describe(self) -> str:
@@ -224,6 +228,7 @@ class Grant(_View):
             self.agent_id,
             self.args_match,
             None if self.expires_at is None else (self.expires_at - datetime.now(UTC)).total_seconds(),
+            command_match=self.command_match,
         )
 
 
@@ -234,18 +239,31 @@ def describe_grant(
     agent_id: str | None,
     args_match: dict[str, Any] | None,
     expires_in: float | None,
+    *,
+    command_match: dict[str, Any] | None = None,
 ) -> str:
     """A grant's rule in words, as the console shows it before the operator confirms."""
     parts = [f"allow {tool_name}"]
+    if command_match:
+        parts.append(_describe_command_match(command_match))
     if args_match:
         pins = ", ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in args_match.items())
         parts.append(f"with {pins}")
-    else:
+    elif not command_match:
         parts.append("with any arguments")
     where = {"run": "in run", "thread": "in thread", "resource": "for resource", "agent": "for every run of agent"}
     parts.append(f"{where.get(scope, scope)} {agent_id if scope == 'agent' else scope_id}")
     parts.append("until revoked" if expires_in is None else f"for {_duration(expires_in)}")
     return " ".join(parts)
+
+
+def _describe_command_match(command_match: dict[str, Any]) -> str:
+    from agent_core.policy_commands import CommandGrant, CommandsInvalid
+
+    try:
+        return CommandGrant.from_json(command_match).describe()
+    except CommandsInvalid:  # a row no process here wrote: shown, never trusted
+        return f"with command rule {json.dumps(command_match)[:200]} (invalid: covers nothing)"
 
 
 def _duration(seconds: float) -> str:

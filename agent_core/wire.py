@@ -423,10 +423,18 @@ def grant_request(
     agent_id: str | None,
     args_match: dict[str, Any] | None,
     expires_in: float | None,
+    command_match: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Body of ``POST /api/grants`` (``expiresIn: null`` asks for a grant until revoked)."""
     body = drop_none(
-        {"toolName": tool_name, "scope": scope, "scopeId": scope_id, "agentId": agent_id, "argsMatch": args_match}
+        {
+            "toolName": tool_name,
+            "scope": scope,
+            "scopeId": scope_id,
+            "agentId": agent_id,
+            "argsMatch": args_match,
+            "commandMatch": command_match,
+        }
     )
     body["expiresIn"] = expires_in
     return body

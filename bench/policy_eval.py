@@ -1,6 +1,9 @@
 """Policy evaluation per call (µs): the two CEL engines on a two-clause rule, and a whole policy.
 
 Usage: python bench/policy_eval.py [evaluations]
+Also: a shell tool's call of a 3-segment command under the ready coding-agent policy of
+docs/policy.md (``docs/policies/coding-agent.toml``): parsed each time (a fresh text per
+evaluation, so the parse cache never answers) and with the text seen before (cached).
 Chose the CEL engine: ``common-expression-language`` (Rust, the dependency) vs
 ``cel-python`` (pure Python, behind the same interface in ``agent_core.policy_cel``).
 """
@@ -9,11 +12,17 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
 import _common  # noqa: F401  (puts the project on sys.path)
+from _common import per_call_us
 
+from agent_core import shell_segments
 from agent_core.policy import Policy, cel_variables
 from agent_core.policy_cel import engine
+
+CODING = Path(__file__).resolve().parent.parent / "docs" / "policies" / "coding-agent.toml"
+THREE = "git status --short && ls -la src | grep -c py"
 
 RULE = 'tool == "issue_refund" && args.amount > 1000'
 POLICY = {
@@ -37,15 +46,6 @@ POLICY = {
 }
 
 
-def per_call_us(fn, n: int) -> float:
-    for _ in range(min(n, 500)):
-        fn()
-    t0 = time.perf_counter()
-    for _ in range(n):
-        fn()
-    return (time.perf_counter() - t0) / n * 1e6
-
-
 def main(n: int) -> None:
     variables = cel_variables("issue_refund", {"amount": 5000}, agent_id="ops", request_context={"env": "prod"})
     print(f"policy evaluation, {n} evaluations each (µs per call; the machine is shared, figures are noisy)")
@@ -64,6 +64,15 @@ def main(n: int) -> None:
             lambda p=policy, a=args: p.evaluate("issue_refund", a, agent_id="ops", request_context={"env": "prod"}), n
         )
         print(f"  Policy.evaluate, 3 rules, {policy.engine.name:<27} {us:8.1f} µs/call")
+    coding = Policy.load(CODING)
+    d = coding.evaluate("bash", {"command": THREE})
+    assert d.decision == "allow" and len(d.segments) == 3, d
+    counter = iter(range(10**9))
+    fresh = per_call_us(lambda: coding.evaluate("bash", {"command": f"{THREE} # {next(counter)}"}), n)
+    cached = per_call_us(lambda: coding.evaluate("bash", {"command": THREE}), n)
+    parse = per_call_us(lambda: shell_segments._parse_uncached(THREE), n)
+    print(f"  3-segment shell command, coding-agent policy ({len(coding.rules)} rules): {fresh:8.1f} µs/call "
+          f"parsed each time, {cached:.1f} µs with the text cached; the parse alone {parse:.1f} µs")  # fmt: skip
 
 
 if __name__ == "__main__":

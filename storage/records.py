@@ -189,6 +189,9 @@ class GrantRow:
     expires_at: float | None = None
     created_by: str | None = None
     created_at: float = 0.0
+    #: a command tool's grant: ``{"argument", "prefixes"}`` or ``{"argument", "statements", "dialect"}``
+    #: (``agent_core.policy_commands.CommandGrant``); None: the call's command is not looked at.
+    command_match: dict[str, Any] | None = None
 
     def live(self, now: float) -> bool:
         return self.expires_at is None or self.expires_at > now

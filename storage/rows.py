@@ -25,7 +25,7 @@ CALL_COLS = (
     "resume_schema, agent_path, seq, created_at, started_at, decided_until, decided_by, resume_data, "
     "expires_at, edited_args, approvers_required, policy_rule, requested_by"
 )
-GRANT_COLS = "id, tool_name, scope, scope_id, agent_id, args_match, expires_at, created_by, created_at"
+GRANT_COLS = "id, tool_name, scope, scope_id, agent_id, args_match, expires_at, created_by, created_at, command_match"
 
 
 #: compact JSON with non-ASCII kept: ``json.dumps`` with these options builds an encoder per call;
@@ -133,4 +133,5 @@ def grant_from_row(row: Any) -> GrantRow:
         expires_at=row[6],
         created_by=row[7],
         created_at=row[8],
+        command_match=None if row[9] is None else json.loads(row[9]),
     )

@@ -17,7 +17,7 @@ from storage import rules
 from storage.records import AuditRow
 from storage.rows import CALL_COLS, GRANT_COLS, RUN_COLS, RUN_LIST_COLS
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 _MARK = re.compile(r"\$(\d+)")
 _SQLITE_TEXT: dict[str, str] = {}
@@ -141,7 +141,7 @@ AUDIT_HEAD = "SELECT seq, hash FROM audit_log WHERE seq IS NOT NULL ORDER BY seq
 INSERT_AUDIT = (
     f"INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES ({', '.join(f'${i + 1}' for i in range(len(fields(AuditRow))))})"
 )
-INSERT_GRANT = f"INSERT INTO grants ({GRANT_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+INSERT_GRANT = f"INSERT INTO grants ({GRANT_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
 LIVE_GRANTS = f"SELECT {GRANT_COLS} FROM grants WHERE (expires_at IS NULL OR expires_at > $1)"
 GRANTS_ORDER = " ORDER BY created_at, id"
 DELETE_GRANT = "DELETE FROM grants WHERE id = $1"
@@ -320,6 +320,13 @@ _V8 = """
     CREATE INDEX pending_calls_open ON pending_calls (tool_name, kind, run_id) WHERE status = 'pending';
 """
 
+# Commands, not tool names: a grant for a shell or SQL tool covers only calls whose every command
+# starts with a granted argv prefix (or has a granted statement kind): ``command_match``, JSON
+# (agent_core.policy_commands.CommandGrant). Grants stored before have none: they match as before.
+_V10 = """
+    ALTER TABLE grants ADD COLUMN command_match TEXT;
+"""
+
 
 def migrations(
     types: dict[str, str],
@@ -351,4 +358,5 @@ def migrations(
         7: _V7,
         8: _V8 + v8,
         9: v9,
+        10: _V10,
     }

@@ -505,7 +505,9 @@ class SqlStore(StoreFront):
         g = grant
         match = None if g.args_match is None else dumps(g.args_match)
         expires = None if g.expires_at is None else float(g.expires_at)
-        values = (g.id, g.tool_name, g.scope, g.scope_id, g.agent_id, match, expires, g.created_by, float(g.created_at))
+        commands = None if g.command_match is None else dumps(g.command_match)
+        created = float(g.created_at)
+        values = (g.id, g.tool_name, g.scope, g.scope_id, g.agent_id, match, expires, g.created_by, created, commands)
         await self._run(_changed_one, q.INSERT_GRANT, *values, mode="statement")
 
     async def list_grants(self, now: float, *, tool_name: str | None = None) -> list[GrantRow]:

@@ -112,22 +112,35 @@ class GrantSpec:
     args_match: dict[str, Any] | None = None
     #: seconds; None: until revoked (only when the operator chose it explicitly).
     expires_in: float | None = 3600
+    #: a command tool's grant ("always allow `git status`"): ``Runtime.grant``'s ``command_match``.
+    command_match: dict[str, Any] | None = None
 
     def kwargs(self) -> dict[str, Any]:
         """``Runtime.grant`` / ``WardenClient.grant``'s keyword arguments (the same names)."""
-        return {
+        out: dict[str, Any] = {
             "scope": self.scope,
             "scope_id": self.scope_id,
             "agent_id": self.agent_id,
             "args_match": self.args_match,
             "expires_in": self.expires_in,
         }
+        if self.command_match is not None:
+            out["command_match"] = self.command_match
+        return out
 
     def describe(self, tool_name: str) -> str:
         """The rule in words, the same wording as ``Grant.describe()``."""
         from agent_core.views import describe_grant
 
-        return describe_grant(tool_name, self.scope, self.scope_id, self.agent_id, self.args_match, self.expires_in)
+        return describe_grant(
+            tool_name,
+            self.scope,
+            self.scope_id,
+            self.agent_id,
+            self.args_match,
+            self.expires_in,
+            command_match=self.command_match,
+        )
 
 
 def _grants_allowed(agents: Any, tool_name: str) -> bool:
@@ -257,6 +270,11 @@ class ConsoleBackend(Protocol):
 
     def grants_allowed(self, tool_name: str) -> bool:
         """False when the tool was created with ``allow_grants=False`` (the grant key says so)."""
+        ...
+
+    def command_argument(self, tool_name: str) -> str | None:
+        """The argument of ``tool_name`` that holds a shell command line, per the policy's
+        ``[commands].shell`` (None: not a shell tool, or no policy known here)."""
         ...
 
     async def grant(self, tool_name: str, spec: GrantSpec) -> Any:
@@ -430,6 +448,10 @@ class LocalBackend:
     def grants_allowed(self, tool_name: str) -> bool:
         return _grants_allowed(self.runtime.agents.values(), tool_name)
 
+    def command_argument(self, tool_name: str) -> str | None:
+        policy = self.runtime.policy
+        return policy.commands.shell.get(tool_name) if policy is not None else None
+
     async def grant(self, tool_name: str, spec: GrantSpec) -> Any:
         return await self.runtime.grant(tool_name, **spec.kwargs())
 
@@ -589,6 +611,9 @@ class RemoteBackend:
 
     def grants_allowed(self, tool_name: str) -> bool:
         return tool_name not in self._no_grants
+
+    def command_argument(self, tool_name: str) -> str | None:
+        return None  # a server does not say its policy: the grant choice pins arguments
 
     async def grant(self, tool_name: str, spec: GrantSpec) -> Any:
         return await self.client.grant(tool_name, **spec.kwargs())

@@ -132,6 +132,9 @@ class DeferredBackend:
         # no call can be on screen before the load (calls come from the backend): nothing to grant yet
         return self.loaded is not None and self.loaded.grants_allowed(tool_name)
 
+    def command_argument(self, tool_name: str) -> str | None:
+        return self.loaded.command_argument(tool_name) if self.loaded is not None else None
+
     async def grant(self, tool_name: str, spec: GrantSpec) -> Any:
         return await (await self.ready()).grant(tool_name, spec)
 

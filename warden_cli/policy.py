@@ -96,7 +96,7 @@ def explain_command(
     matched: list[dict[str, Any]] = []
     for rule in policy.rules:
         try:
-            if policy.holds(rule, variables):
+            if policy.rule_holds(rule, variables):
                 matched.append({"rule": rule.id, "decision": rule.decision})
         except CelError as exc:
             matched.append({"rule": rule.id, "decision": "ask", "error": str(exc)})
@@ -109,6 +109,7 @@ def explain_command(
             "policy_version": decision.version,
             "error": decision.error,
             "matched": matched,
+            "segments": [seg.to_dict() for seg in decision.segments],
         }
         typer.echo(json.dumps(out, ensure_ascii=False))
         return
@@ -122,6 +123,12 @@ def explain_command(
     for m in matched:
         note = f"  error: {m['error']}" if "error" in m else ""
         typer.echo(f"  matched {m['rule']} -> {m['decision']}{note}")
+    if decision.segments:
+        from agent_core.untrusted_text import escape_unsafe
+
+        typer.echo(f"  {len(decision.segments)} command(s) in {tool}'s argument:")
+        for seg in decision.segments:
+            typer.echo(f"    {escape_unsafe(seg.describe(), multiline=False)}")
     typer.echo(f"  version {policy.version}")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 import sys
 from datetime import UTC, datetime
 from typing import Annotated, Any
@@ -502,6 +503,23 @@ def grants_create(
     ] = None,
     agent: Annotated[str | None, typer.Option("--agent", help="The agent (scope agent)")] = None,
     match: Annotated[str | None, typer.Option("--match", help="Argument values to pin (JSON object)")] = None,
+    command_prefix: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--command-prefix",
+            help="A shell tool: cover only calls whose every command starts with this (shell words, repeatable)",
+        ),
+    ] = None,
+    statement: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--statement", help="A SQL tool: cover only calls whose every statement is of this kind (repeatable)"
+        ),
+    ] = None,
+    command_arg: Annotated[
+        str | None, typer.Option("--command-arg", help="The argument holding the command (default command; SQL query)")
+    ] = None,
+    dialect: Annotated[str, typer.Option("--dialect", help="The SQL dialect (sqlglot's name)")] = "postgres",
     expires_in: Annotated[float, typer.Option("--expires-in", help="Seconds (default 3600)")] = 3600,
     forever: Annotated[bool, typer.Option("--no-expiry", help="Until revoked")] = False,
     db: DbOption = None,
@@ -518,6 +536,7 @@ def grants_create(
             args_match = json.loads(match)
         except ValueError as error:
             fail(f"--match is not valid JSON: {error}", 2)
+    command_match = _command_match(command_prefix, statement, command_arg, dialect)
     settings = merge_settings(ctx, db, app_spec, server, token)
     who = _decider(settings, actor)
 
@@ -533,6 +552,7 @@ def grants_create(
             args_match=args_match,
             expires_in=None if forever else expires_in,
             actor=who if who is not None else runtime.actor,
+            **({"command_match": command_match} if command_match is not None else {}),
         )
         if as_json:
             typer.echo(json.dumps(g.model_dump(mode="json"), ensure_ascii=True, indent=2))
@@ -540,6 +560,25 @@ def grants_create(
         typer.echo(f"{g.id}  {_clean(g.describe())}")
 
     run_on_runtime(settings, go)
+
+
+def _command_match(
+    prefixes: list[str] | None, statements: list[str] | None, argument: str | None, dialect: str
+) -> dict[str, Any] | None:
+    """``--command-prefix`` / ``--statement`` as a grant's ``command_match`` (checked by the runtime)."""
+    if prefixes and statements:
+        fail("give --command-prefix (a shell tool) or --statement (a SQL tool), not both", 2)
+    if prefixes:
+        try:
+            split = [shlex.split(p) for p in prefixes]
+        except ValueError as error:
+            fail(f"--command-prefix is not shell words: {error}", 2)
+        return {"argument": argument or "command", "prefixes": split}
+    if statements:
+        return {"argument": argument or "query", "statements": statements, "dialect": dialect}
+    if argument is not None:
+        fail("--command-arg goes with --command-prefix or --statement", 2)
+    return None
 
 
 @grants_app.command("revoke")

@@ -371,10 +371,17 @@ class SyncWardenClient:
         agent_id: str | None = None,
         args_match: dict[str, Any] | None = None,
         expires_in: float | None = 3600,
+        command_match: dict[str, Any] | None = None,
     ) -> Grant:
         """Like ``Runtime.grant`` (the server's token name, if any, is the creator)."""
         body = wire.grant_request(
-            tool_name, scope=scope, scope_id=scope_id, agent_id=agent_id, args_match=args_match, expires_in=expires_in
+            tool_name,
+            scope=scope,
+            scope_id=scope_id,
+            agent_id=agent_id,
+            args_match=args_match,
+            expires_in=expires_in,
+            command_match=command_match,
         )
         return Grant.model_validate(json_of(self.http.post(wire.GRANTS, json=body)))
 

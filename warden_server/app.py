@@ -322,6 +322,7 @@ async def create_grant(request: Request) -> Response:
         args_match=body.args_match,
         expires_in=body.expires_in,
         actor=_actor(request),
+        command_match=body.command_match,
     )
     return JSONResponse(grant.model_dump(mode="json", by_alias=True), status_code=201)
 

@@ -134,6 +134,8 @@ class GrantBody(_Body):
     agent_id: str | None = Field(default=None, alias="agentId", max_length=256)
     args_match: dict[str, Any] | None = Field(default=None, alias="argsMatch")
     expires_in: float | None = Field(default=3600, alias="expiresIn", gt=0)
+    #: a shell or SQL tool's grant: ``{"argument", "prefixes"}`` or ``{"argument", "statements", "dialect"}``
+    command_match: dict[str, Any] | None = Field(default=None, alias="commandMatch")
 
 
 class DeclineBody(_Decision):

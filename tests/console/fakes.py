@@ -136,6 +136,9 @@ class FakeBackend:
     def grants_allowed(self, tool_name: str) -> bool:
         return True
 
+    def command_argument(self, tool_name: str) -> str | None:
+        return getattr(self, "shell_tools", {}).get(tool_name)
+
     async def grant(self, tool_name: str, spec: Any) -> Any:
         self.calls.append(("grant", (tool_name, spec)))
         return SimpleNamespace(id="grant_0001")

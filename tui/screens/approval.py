@@ -378,7 +378,15 @@ class ApprovalModal(WardenModal[ApprovalDecision]):
                 self.dismiss(ApprovalDecision("approve", self.call, stream=stream, grant_rule=chosen.get("rule")))
 
         self.app.push_screen(
-            GrantChoiceModal(self.call, scopes, submit, clock=self.clock, guard_seconds=self.guard_seconds), closed
+            GrantChoiceModal(
+                self.call,
+                scopes,
+                submit,
+                clock=self.clock,
+                guard_seconds=self.guard_seconds,
+                command_argument=self.backend.command_argument(self.call.tool_name),
+            ),
+            closed,
         )
 
     def _enter_decline_mode(self) -> None:

@@ -26,7 +26,15 @@ from tui.untrusted import safe_text
 def grant_rule(grant: Any, now: datetime) -> str:
     """``Grant.describe()`` against the console's clock (frozen in snapshots)."""
     left = None if grant.expires_at is None else (grant.expires_at - now).total_seconds()
-    return describe_grant(grant.tool_name, grant.scope, grant.scope_id, grant.agent_id, grant.args_match, left)
+    return describe_grant(
+        grant.tool_name,
+        grant.scope,
+        grant.scope_id,
+        grant.agent_id,
+        grant.args_match,
+        left,
+        command_match=getattr(grant, "command_match", None),
+    )
 
 
 def grant_rows(grants: list[Any], now: datetime) -> list[tuple[Any, ...]]:
