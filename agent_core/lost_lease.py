@@ -11,8 +11,8 @@ two-instance chaos). Now it follows the run in the store until it can say what h
 * the run failed -> ``error`` with the run's own error;
 * the run waits for an operator (a decision given back, an interrupted call, a new approval) -> the
   waiting calls' ``tool-call-approval`` / ``tool-call-suspended`` chunks ("suspended");
-* the run is free and nobody continues it (its calls all have results) -> this process takes its lease
-  again and continues it in the same stream, as recovery would;
+* the run is free, nobody continues it and no call of it is left (all have results) -> this process takes
+  its lease again and continues it in the same stream, as recovery would;
 * another process still holds it after ``FOLLOW_LEASES`` leases -> ``AGENT_LEASE_LOST``, as before: the
   one case where the stream cannot know, and says so.
 """
@@ -64,7 +64,8 @@ async def follow(
             for call in listed.calls:
                 yield announced(run_id, call)
             return
-        if not lease_live(run, time.time()):
+        if not lease_live(run, time.time()) and not await store.get_calls(run_id):
+            # an orphan (its calls all have results, nobody on it): recovery's ``continue_orphan``, here
             taken = await take_over()
             if taken is not None:
                 async for chunk in taken:
